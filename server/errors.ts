@@ -1,0 +1,70 @@
+/**
+ * The catalogue of error codes the HTTP API answers with.
+ *
+ * Handlers `throw httpError('text_required')`; one error middleware at the end
+ * of the app turns it into `{"error":{"code","message"}}` with the status
+ * below. The README lists this table; tests assert the code, not the wording.
+ */
+export const errorCodes = {
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  invalid_body: { status: 400, message: 'The request body must be an object of fields.' },
+  text_required: { status: 400, message: 'Field "text" is required and must not be blank.' },
+  text_too_long: { status: 400, message: 'Field "text" is longer than 2000 characters.' },
+  invalid_text: { status: 400, message: 'Field "text" must be a string.' },
+  invalid_nickname: { status: 400, message: 'Field "nickname" must be a string.' },
+  nickname_too_long: { status: 400, message: 'Field "nickname" is longer than 32 characters.' },
+  invalid_room: {
+    status: 400,
+    message: 'Field "room" must match ^[a-z0-9][a-z0-9_-]{0,31}$.',
+  },
+  invalid_key: { status: 400, message: 'Field "key" must match ^[A-Za-z0-9_-]{1,64}$.' },
+  invalid_client: { status: 400, message: 'Parameter "client" must match ^[A-Za-z0-9_-]{8,64}$.' },
+  invalid_cursor: { status: 400, message: 'A message id must be a non-negative integer.' },
+  invalid_limit: { status: 400, message: 'Parameter "limit" must be an integer from 1 to 100.' },
+  cross_site: { status: 403, message: 'Cross-site requests are refused.' },
+  not_found: { status: 404, message: 'No such route.' },
+  method_not_allowed: { status: 405, message: 'This route does not accept that method.' },
+  body_too_large: { status: 413, message: 'The request body is larger than 16 KB.' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'Send application/json or application/x-www-form-urlencoded.',
+  },
+  rate_limited: { status: 429, message: 'Too many messages; retry after the delay given.' },
+  internal_error: { status: 500, message: 'Something went wrong on the server.' },
+  store_unavailable: {
+    status: 503,
+    message: 'The message store cannot be reached; nothing was stored. Retry shortly.',
+  },
+  overloaded: {
+    status: 503,
+    message: 'The server holds too many waiting requests; retry shortly.',
+  },
+  shutting_down: { status: 503, message: 'The server is shutting down; retry shortly.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class HttpError extends Error {
+  readonly status: number;
+  /** Seconds, sent as `Retry-After` (429 and 503). */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    options: { retryAfter?: number; cause?: unknown } = {},
+  ) {
+    super(message ?? errorCodes[code].message, { cause: options.cause });
+    this.name = 'HttpError';
+    this.status = errorCodes[code].status;
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+export function httpError(
+  code: ErrorCode,
+  message?: string,
+  options?: { retryAfter?: number; cause?: unknown },
+): HttpError {
+  return new HttpError(code, message, options);
+}

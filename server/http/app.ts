@@ -1,0 +1,73 @@
+/**
+ * `createApp(chat)`: the Express app, given its store, bus and hub. It does
+ * not listen: `server.ts` does, and tests drive it on port 0.
+ */
+import { resolve } from 'node:path';
+import express, { type Express, type RequestHandler } from 'express';
+import helmet from 'helmet';
+import { httpError } from '../errors.ts';
+import type { ChatContext } from './context.ts';
+import { errorHandler, notFound } from './error-handler.ts';
+import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
+import { recvRoute } from './routes/recv.ts';
+import { sendRoute } from './routes/send.ts';
+
+export function createApp(chat: ChatContext): Express {
+  const app = express();
+  app.set('trust proxy', chat.config.trustProxy);
+  // Answers are never revalidated: an ETag would only cost a hash per answer.
+  app.set('etag', false);
+  app.disable('x-powered-by');
+
+  // helmet's default CSP: scripts only from our own origin, no inline script.
+  // Without `upgrade-insecure-requests`, which breaks a chat served over plain
+  // HTTP on a LAN address (the browser asks for its scripts over HTTPS).
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
+
+  app.post('/send', ...sendRoute(chat));
+  app.get('/recv', recvRoute(chat));
+  app.get('/history', historyRoute(chat));
+  app.get('/time', timeRoute);
+  app.get('/health', healthRoute(chat));
+  for (const [path, allow] of [
+    ['/send', 'POST'],
+    ['/recv', 'GET, HEAD'],
+    ['/history', 'GET, HEAD'],
+    ['/time', 'GET, HEAD'],
+    ['/health', 'GET, HEAD'],
+  ] as const) {
+    app.all(path, methodNotAllowed(allow));
+  }
+
+  if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
+
+  app.use(notFound);
+  app.use(errorHandler(chat.log));
+  return app;
+}
+
+function methodNotAllowed(allow: string): RequestHandler {
+  return (_req, res) => {
+    res.set('Allow', allow);
+    throw httpError('method_not_allowed');
+  };
+}
+
+/**
+ * The built client. Vite puts a content hash in every name under `assets/`,
+ * so those may be cached for a year; `index.html` names them, so it is
+ * revalidated on every load (`no-cache`).
+ */
+function staticFiles(dir: string): RequestHandler {
+  return express.static(resolve(dir), {
+    index: 'index.html',
+    etag: true,
+    setHeaders(res, path) {
+      const immutable = /[\\/]assets[\\/]/.test(path);
+      res.setHeader(
+        'Cache-Control',
+        immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
+    },
+  });
+}

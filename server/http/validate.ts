@@ -1,0 +1,87 @@
+/**
+ * Untrusted input is parsed here, at the edge, into typed values; past this
+ * module the code trusts its types. Each failure throws the error code of
+ * the contract (see `errors.ts`).
+ */
+import { httpError } from '../errors.ts';
+import type { NewMessage } from '../store/store.ts';
+
+const ROOM = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+const KEY = /^[A-Za-z0-9_-]{1,64}$/;
+const CLIENT = /^[A-Za-z0-9_-]{8,64}$/;
+const MAX_TEXT = 2000;
+const MAX_NICKNAME = 32;
+export const DEFAULT_ROOM = 'main';
+export const DEFAULT_NICKNAME = 'Anonymous';
+
+/** Length in characters as a person counts them (code points), not UTF-16 units. */
+function length(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+/** Control characters other than tab and newline have no place in a chat line. */
+function clean(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '').trim();
+}
+
+export function parseRoom(value: unknown): string {
+  if (value === undefined || value === '') return DEFAULT_ROOM;
+  if (typeof value !== 'string' || !ROOM.test(value)) throw httpError('invalid_room');
+  return value;
+}
+
+/** A message id in a query (`since`, `before`); undefined when absent. */
+export function parseId(value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw httpError('invalid_cursor');
+  return Number(value);
+}
+
+export function parseLimit(value: unknown, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (typeof value !== 'string' || !/^\d{1,3}$/.test(value)) throw httpError('invalid_limit');
+  const limit = Number(value);
+  if (limit < 1 || limit > 100) throw httpError('invalid_limit');
+  return limit;
+}
+
+export function parseClient(value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !CLIENT.test(value)) throw httpError('invalid_client');
+  return value;
+}
+
+/** The fields of `POST /send`, from a JSON object or a parsed form. */
+export function parseNewMessage(body: unknown): NewMessage {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw httpError('invalid_body');
+  }
+  const fields = body as Record<string, unknown>;
+
+  if (fields.text === undefined || fields.text === null) throw httpError('text_required');
+  if (typeof fields.text !== 'string') throw httpError('invalid_text');
+  const text = clean(fields.text);
+  if (text === '') throw httpError('text_required');
+  if (length(text) > MAX_TEXT) throw httpError('text_too_long');
+
+  let nickname = DEFAULT_NICKNAME;
+  if (fields.nickname !== undefined && fields.nickname !== null) {
+    if (typeof fields.nickname !== 'string') throw httpError('invalid_nickname');
+    const cleaned = clean(fields.nickname).replace(/\s+/g, ' ');
+    if (length(cleaned) > MAX_NICKNAME) throw httpError('nickname_too_long');
+    if (cleaned !== '') nickname = cleaned;
+  }
+
+  const room = parseRoom(fields.room);
+
+  let key: string | undefined;
+  if (fields.key !== undefined && fields.key !== null && fields.key !== '') {
+    if (typeof fields.key !== 'string' || !KEY.test(fields.key)) throw httpError('invalid_key');
+    key = fields.key;
+  }
+
+  return { room, nickname, text, key };
+}

@@ -1,0 +1,394 @@
+/**
+ * The long-poll hub of one process: the heart of the chat.
+ *
+ * It owns the waiting `GET /recv` requests, by room, each with the cursor
+ * its client sent, and a short ring of each room's latest messages. When a
+ * message is published (by this process's `POST /send`, or by another
+ * process through the bus) it answers the waiting requests of that room.
+ *
+ * The rules it keeps (DESIGN.md, "Rules that make it correct"):
+ * - No skips, no doubles. Ids are dense per room (1, 2, 3, …). The ring only
+ *   ever holds a run of consecutive ids, and a waiter is answered with the
+ *   messages right after its cursor. A message that arrives ahead of a gap
+ *   (id 7 while the ring ends at 5: id 6 is still in flight on another
+ *   process, or was lost by the bus) is held back until the gap fills, from
+ *   the bus or, after `gapWaitMs`, from the store.
+ * - No leaks. A waiter is removed on every exit: answered, timed out,
+ *   closed by its client, or released at shutdown (`#remove`).
+ * - Every waiter ends. All waiters share one timeout, so the order they were
+ *   added is the order they expire in: one queue and one timer serve them all.
+ * - Serialise once. Waiters of a room that share a cursor get the very same
+ *   response buffer; deliveries of one tick are batched per room.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Message, MessageStore } from '../store/store.ts';
+import type { Presence } from './presence.ts';
+
+/** Messages in one answer, at most (the contract's catch-up page). */
+export const PAGE_SIZE = 100;
+
+export interface HubOptions {
+  store: MessageStore;
+  presence: Presence;
+  pollTimeoutMs: number;
+  maxWaiters: number;
+  /** Messages kept per room for catch-ups without a store read. @default 256 */
+  ringSize?: number;
+  /**
+   * Whether an empty ring answer ("nothing after your cursor") can be trusted.
+   * True with one process: every message passes through this hub. False when
+   * other processes write: a message the bus lost would never show, so the
+   * store is asked instead.
+   */
+  trustRing?: boolean;
+  /** How long a message waits for a smaller id before the hub reads the gap from the store. @default 200 */
+  gapWaitMs?: number;
+  log?: (level: 'warn' | 'error', message: string, error?: unknown) => void;
+}
+
+interface Waiter {
+  res: ServerResponse;
+  room: RoomState;
+  /** The id of the last message the client has; undefined for the 2011 client ("the next message"). */
+  cursor: number | undefined;
+  client: string | undefined;
+  deadline: number;
+  /** The hub's handler for a client that went away (one function per hub, not per request). */
+  onGone: (waiter: Waiter) => void;
+}
+
+interface RoomState {
+  name: string;
+  waiters: Set<Waiter>;
+  /** Consecutive ids, oldest first. */
+  ring: Message[];
+  /** Messages that arrived ahead of a gap, by id. */
+  ahead: Map<number, Message>;
+  gapTimer: NodeJS.Timeout | undefined;
+  /** The ring grew since the last delivery: ring index of the first new message. */
+  dirtyFrom: number | undefined;
+}
+
+const WAITER = Symbol('waiter');
+type TrackedResponse = ServerResponse & { [WAITER]?: Waiter };
+
+const JSON_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+};
+
+export class Hub {
+  readonly #rooms = new Map<string, RoomState>();
+  /** Every waiter, in deadline order (insertion order of a Set). */
+  readonly #queue = new Set<Waiter>();
+  readonly #dirtyRooms = new Set<RoomState>();
+  readonly #options: Required<Omit<HubOptions, 'log'>> & Pick<HubOptions, 'log'>;
+  #timer: NodeJS.Timeout | undefined;
+  #flushScheduled = false;
+  #closed = false;
+  readonly #onGone = (waiter: Waiter): void => {
+    this.#remove(waiter);
+    if (waiter.client !== undefined) this.#options.presence.leave(waiter.room.name, waiter.client);
+  };
+
+  constructor(options: HubOptions) {
+    this.#options = { ringSize: 256, trustRing: true, gapWaitMs: 200, ...options };
+  }
+
+  /** Waiting requests in this process. */
+  get size(): number {
+    return this.#queue.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Whether one more waiter fits under `maxWaiters`. */
+  get full(): boolean {
+    return this.#queue.size >= this.#options.maxWaiters;
+  }
+
+  /**
+   * The messages after `since` that the ring can vouch for, or undefined when
+   * the store must be asked (the ring starts later, or is empty, or an empty
+   * answer cannot be trusted because other processes write).
+   */
+  catchUp(roomName: string, since: number): Message[] | undefined {
+    const ring = this.#rooms.get(roomName)?.ring;
+    if (!ring || ring.length === 0) return undefined;
+    const first = ring[0]!.id;
+    const last = ring[ring.length - 1]!.id;
+    if (since < first - 1) return undefined;
+    if (since >= last) return this.#options.trustRing && since === last ? [] : undefined;
+    const start = since - first + 1;
+    return ring.slice(start, start + PAGE_SIZE);
+  }
+
+  /** Latest id this process knows in the room, if any. */
+  lastId(roomName: string): number | undefined {
+    const ring = this.#rooms.get(roomName)?.ring;
+    return ring && ring.length > 0 ? ring[ring.length - 1]!.id : undefined;
+  }
+
+  /**
+   * Holds `res` until a message after `cursor` arrives, the poll timeout
+   * passes, the client goes away, or the hub shuts down.
+   */
+  wait(res: ServerResponse, roomName: string, cursor: number | undefined, client?: string): void {
+    if (res.closed || res.writableEnded) return;
+    const room = this.#room(roomName);
+    const waiter: Waiter = {
+      res,
+      room,
+      cursor,
+      client,
+      deadline: Date.now() + this.#options.pollTimeoutMs,
+      onGone: this.#onGone,
+    };
+    (res as TrackedResponse)[WAITER] = waiter;
+    room.waiters.add(waiter);
+    this.#queue.add(waiter);
+    res.once('close', onResponseClose);
+    if (this.#timer === undefined) this.#armTimer();
+  }
+
+  /**
+   * A stored message, from this process or another. Extends the ring when it
+   * is the next id, holds it back when it is ahead of a gap, drops it when it
+   * is already known (the bus echo, or a repeat).
+   */
+  publish(message: Message): void {
+    if (this.#closed) return;
+    const room = this.#room(message.room);
+    const last = room.ring.length > 0 ? room.ring[room.ring.length - 1]!.id : undefined;
+    if (last === undefined || message.id === last + 1) {
+      this.#append(room, message);
+      this.#drainAhead(room);
+    } else if (message.id > last + 1) {
+      room.ahead.set(message.id, message);
+      if (!room.gapTimer) {
+        room.gapTimer = setTimeout(() => this.#fillGap(room), this.#options.gapWaitMs);
+      }
+    }
+    // message.id <= last: known already.
+  }
+
+  /**
+   * Seeds an empty ring from a store read that reached the room's head (it
+   * returned fewer than a page), so the next catch-ups need no read.
+   */
+  seed(roomName: string, messages: Message[]): void {
+    const room = this.#room(roomName);
+    if (room.ring.length > 0 || messages.length === 0) return;
+    room.ring = messages.slice(-this.#options.ringSize);
+    // A waiter may be behind what the store just showed (a message from
+    // another process that the bus has not brought yet): deliver to it now,
+    // since the bus copy will be dropped as known.
+    room.dirtyFrom = 0;
+    this.#scheduleFlush(room);
+    this.#drainAhead(room);
+  }
+
+  /** Answers every waiter with an empty list, so clients reconnect elsewhere at once. */
+  shutdown(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const waiter of [...this.#queue]) {
+      waiter.res.setHeader('Connection', 'close');
+      this.#answer(waiter, this.#emptyBody(waiter));
+    }
+    for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
+  }
+
+  /** The response body for `messages`, serialised once and shared by every waiter given it. */
+  body(room: string, messages: Message[], cursor: number): Buffer {
+    const online = this.#options.presence.count(room);
+    return Buffer.from(
+      `{"messages":${JSON.stringify(messages)},"cursor":${cursor},"online":${online}}`,
+    );
+  }
+
+  /** Writes a prebuilt body: no per-client `res.json`. */
+  static send(res: ServerResponse, body: Buffer): void {
+    if (res.writableEnded || res.destroyed) return;
+    res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': body.length });
+    res.end(body);
+  }
+
+  #room(name: string): RoomState {
+    let room = this.#rooms.get(name);
+    if (!room) {
+      room = {
+        name,
+        waiters: new Set(),
+        ring: [],
+        ahead: new Map(),
+        gapTimer: undefined,
+        dirtyFrom: undefined,
+      };
+      this.#rooms.set(name, room);
+    }
+    return room;
+  }
+
+  #append(room: RoomState, message: Message): void {
+    room.ring.push(message);
+    const overflow = room.ring.length - this.#options.ringSize;
+    if (overflow > 0) {
+      room.ring.splice(0, overflow);
+      if (room.dirtyFrom !== undefined) room.dirtyFrom = Math.max(0, room.dirtyFrom - overflow);
+    }
+    room.dirtyFrom ??= room.ring.length - 1;
+    this.#scheduleFlush(room);
+  }
+
+  #drainAhead(room: RoomState): void {
+    let next = room.ring[room.ring.length - 1]!.id + 1;
+    for (let message = room.ahead.get(next); message; message = room.ahead.get(next)) {
+      room.ahead.delete(next);
+      this.#append(room, message);
+      next += 1;
+    }
+    for (const id of room.ahead.keys()) if (id < next) room.ahead.delete(id);
+    if (room.ahead.size === 0 && room.gapTimer) {
+      clearTimeout(room.gapTimer);
+      room.gapTimer = undefined;
+    }
+  }
+
+  /** The gap did not fill from the bus: read it from the store. */
+  async #fillGap(room: RoomState): Promise<void> {
+    room.gapTimer = undefined;
+    if (this.#closed || room.ahead.size === 0) return;
+    const last = room.ring[room.ring.length - 1]!.id;
+    try {
+      const missing = await this.#options.store.after(room.name, last, PAGE_SIZE);
+      for (const message of missing) this.publish(message);
+    } catch (error) {
+      this.#options.log?.('warn', `hub: cannot read the gap after ${room.name}#${last}`, error);
+    }
+    if (room.ahead.size === 0 || this.#closed) return;
+    const stillLast = room.ring[room.ring.length - 1]!.id;
+    if (stillLast === last) {
+      // The store has nothing after `last` either: the smaller id will never
+      // come (a write that failed after taking its id). Restart the ring at
+      // the held-back messages; waiters behind it are answered from the store.
+      const first = Math.min(...room.ahead.keys());
+      const held = room.ahead.get(first)!;
+      room.ahead.delete(first);
+      room.ring = [];
+      room.dirtyFrom = undefined;
+      this.#append(room, held);
+      this.#drainAhead(room);
+    } else if (!room.gapTimer) {
+      room.gapTimer = setTimeout(() => this.#fillGap(room), this.#options.gapWaitMs);
+    }
+  }
+
+  #scheduleFlush(room: RoomState): void {
+    this.#dirtyRooms.add(room);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    // Deliver after the current tick: several messages that arrive together
+    // (a burst of sends, a gap filled from the store) leave in one answer.
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    for (const room of this.#dirtyRooms) this.#deliver(room);
+    this.#dirtyRooms.clear();
+  }
+
+  #deliver(room: RoomState): void {
+    const from = room.dirtyFrom;
+    room.dirtyFrom = undefined;
+    if (from === undefined || room.waiters.size === 0) return;
+    const ring = room.ring;
+    const first = ring[0]!.id;
+    const last = ring[ring.length - 1]!.id;
+    const bodies = new Map<number, Buffer>();
+    for (const waiter of [...room.waiters]) {
+      // The 2011 client asked for "the next message": the ones that just came.
+      const cursor = waiter.cursor ?? ring[from]!.id - 1;
+      if (cursor >= last) continue; // The client is ahead of us: nothing for it yet.
+      if (cursor < first - 1) {
+        this.#answerFromStore(waiter, cursor);
+        continue;
+      }
+      let body = bodies.get(cursor);
+      if (!body) {
+        const start = cursor - first + 1;
+        const page = ring.slice(start, start + PAGE_SIZE);
+        body = this.body(room.name, page, page[page.length - 1]!.id);
+        bodies.set(cursor, body);
+      }
+      this.#answer(waiter, body);
+    }
+  }
+
+  /** The waiter is behind the ring: it needs a store read (rare: a long-absent client). */
+  #answerFromStore(waiter: Waiter, cursor: number): void {
+    this.#remove(waiter);
+    this.#options.store.after(waiter.room.name, cursor, PAGE_SIZE).then(
+      (messages) => {
+        const last = messages[messages.length - 1];
+        Hub.send(waiter.res, this.body(waiter.room.name, messages, last ? last.id : cursor));
+      },
+      (error: unknown) => {
+        this.#options.log?.('warn', 'hub: store read failed; answering empty', error);
+        Hub.send(waiter.res, this.#emptyBody(waiter));
+      },
+    );
+  }
+
+  #answer(waiter: Waiter, body: Buffer): void {
+    this.#remove(waiter);
+    Hub.send(waiter.res, body);
+  }
+
+  #emptyBody(waiter: Waiter): Buffer {
+    const cursor = waiter.cursor ?? this.lastId(waiter.room.name) ?? 0;
+    return this.body(waiter.room.name, [], cursor);
+  }
+
+  /** The one exit of every waiter: nothing is left behind. */
+  #remove(waiter: Waiter): void {
+    waiter.room.waiters.delete(waiter);
+    this.#queue.delete(waiter);
+    waiter.res.removeListener('close', onResponseClose);
+    delete (waiter.res as TrackedResponse)[WAITER];
+    if (this.#queue.size === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #armTimer(): void {
+    const head = this.#queue.values().next().value;
+    if (!head) return;
+    this.#timer = setTimeout(() => this.#onTimer(), Math.max(0, head.deadline - Date.now()));
+    this.#timer.unref();
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    const now = Date.now();
+    for (const waiter of this.#queue) {
+      if (waiter.deadline > now) break;
+      this.#answer(waiter, this.#emptyBody(waiter));
+    }
+    if (this.#queue.size > 0 && this.#timer === undefined) this.#armTimer();
+  }
+}
+
+/**
+ * One shared listener for every waiting response (no closure per request).
+ * `close` fires when the client goes away before its answer: its waiter goes.
+ */
+function onResponseClose(this: TrackedResponse): void {
+  const waiter = this[WAITER];
+  if (waiter) waiter.onGone(waiter);
+}

@@ -1,0 +1,96 @@
+/**
+ * `startChat(config)`: builds the store, bus, presence and hub, listens, and
+ * returns a handle whose `close()` shuts down gracefully:
+ * stop accepting → answer every waiting poll with an empty list (clients
+ * reconnect elsewhere at once) → close idle keep-alive sockets → close the
+ * bus and the store. `main.ts` calls it for the real server; tests call it
+ * with their own config and store on port 0.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Bus, LocalBus } from './bus/bus.ts';
+import type { Config } from './config.ts';
+import { createApp } from './http/app.ts';
+import type { ChatContext } from './http/context.ts';
+import { Hub } from './hub/hub.ts';
+import { LocalPresence, type Presence } from './hub/presence.ts';
+import { createLog, type Log } from './log.ts';
+import { openStore } from './store/open-store.ts';
+import type { MessageStore } from './store/store.ts';
+
+export interface ChatParts {
+  store?: MessageStore;
+  bus?: Bus;
+  presence?: Presence;
+  log?: Log;
+}
+
+export interface RunningChat extends ChatContext {
+  server: Server;
+  /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startChat(
+  config: Readonly<Config>,
+  parts: ChatParts = {},
+): Promise<RunningChat> {
+  const log = parts.log ?? createLog(config.logLevel);
+  const store = parts.store ?? (await openStore(config.databaseUrl));
+  await store.init();
+  const bus = parts.bus ?? new LocalBus();
+  const presence =
+    parts.presence ?? new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
+  const hub = new Hub({
+    store,
+    presence,
+    pollTimeoutMs: config.pollTimeoutMs,
+    maxWaiters: config.maxWaiters,
+    trustRing: bus.kind === 'local',
+    log,
+  });
+  bus.onMessage((message) => hub.publish(message));
+
+  const chat: ChatContext = { config, store, bus, hub, presence, log };
+  const server = createServer(createApp(chat));
+  // Node's defaults would cut a poll before our timeout: requestTimeout is
+  // 300 s, but keep the header and request clocks clear of the poll anyway.
+  server.requestTimeout = Math.max(server.requestTimeout, config.pollTimeoutMs + 30_000);
+  server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
+  server.headersTimeout = 66_000;
+
+  if (typeof config.port === 'number') server.listen(config.port, config.host);
+  else server.listen(config.port);
+  await once(server, 'listening');
+  const address = server.address();
+  const url =
+    typeof address === 'string' || address === null
+      ? String(address ?? config.port)
+      : `http://${hostFor(address)}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  async function close(): Promise<void> {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      hub.shutdown();
+      server.closeIdleConnections();
+      // Sockets busy with a short request finish it; give them a moment, then cut.
+      const cut = setTimeout(() => server.closeAllConnections(), 2_000);
+      await closed;
+      clearTimeout(cut);
+      await bus.close();
+      await presence.close();
+      await store.close();
+    })();
+    return closing;
+  }
+
+  return { ...chat, server, url, close };
+}
+
+function hostFor(address: AddressInfo): string {
+  if (address.address === '::' || address.address === '0.0.0.0') return '127.0.0.1';
+  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
+}

@@ -1,0 +1,26 @@
+/**
+ * Picks the store from `DATABASE_URL` by its scheme. The entry point owns the
+ * connection string; each store is handed what it needs.
+ */
+import { MemoryStore } from './memory-store.ts';
+import { SqliteStore } from './sqlite-store.ts';
+import type { MessageStore } from './store.ts';
+
+export async function openStore(databaseUrl: string): Promise<MessageStore> {
+  const scheme = databaseUrl.slice(0, databaseUrl.indexOf(':'));
+  switch (scheme) {
+    case 'memory':
+      return new MemoryStore();
+    case 'sqlite':
+      return new SqliteStore(sqlitePath(databaseUrl));
+    default:
+      throw new Error(`No store for DATABASE_URL scheme "${scheme}:"`);
+  }
+}
+
+/** `sqlite:data/chat.sqlite` (relative to the working folder), `sqlite:///abs/file`, `sqlite::memory:`. */
+export function sqlitePath(databaseUrl: string): string {
+  const rest = databaseUrl.slice('sqlite:'.length);
+  if (rest.startsWith('//')) return rest.slice(2) || 'data/chat.sqlite';
+  return rest || 'data/chat.sqlite';
+}

@@ -1,0 +1,64 @@
+/**
+ * The `MessageStore` seam: where messages are kept.
+ *
+ * One implementation per database (memory, SQLite, MySQL, MongoDB), all held
+ * to the same contract by `test/store/contract.ts`:
+ *
+ * - `append` assigns the id and the time and resolves only once the message
+ *   is durable. Ids are per room, start at 1 and increase by exactly 1 (no
+ *   gaps in normal operation), and a message with a larger id is never
+ *   visible to a reader before every smaller id of its room is. That is what
+ *   lets a reader's cursor never skip a message (rule 2 of DESIGN.md).
+ * - `append` with a `key` already used in the room stores nothing and
+ *   returns the first message (`created: false`): safe retries.
+ * - A store that cannot reach its database throws `StoreUnavailableError`;
+ *   the HTTP layer answers 503 and nothing is acknowledged.
+ */
+
+/** A stored chat message, exactly as the HTTP API returns it. */
+export interface Message {
+  id: number;
+  room: string;
+  nickname: string;
+  text: string;
+  /** ISO 8601, assigned by the store. */
+  time: string;
+}
+
+/** What `POST /send` hands the store once its fields are valid. */
+export interface NewMessage {
+  room: string;
+  nickname: string;
+  text: string;
+  /** Idempotency key: a repeat with the same key in the same room stores nothing new. */
+  key?: string | undefined;
+}
+
+export interface AppendResult {
+  message: Message;
+  /** False when the key was seen before and `message` is the first one stored with it. */
+  created: boolean;
+}
+
+export interface MessageStore {
+  /** `memory`, `sqlite`, `mysql` or `mongodb`: shown by `/health`. */
+  readonly kind: string;
+  /** Creates or migrates the schema. Safe to call from several processes at once. */
+  init(): Promise<void>;
+  append(message: NewMessage): Promise<AppendResult>;
+  /** Messages of `room` with id > `since`, oldest first, at most `limit`. */
+  after(room: string, since: number, limit: number): Promise<Message[]>;
+  /** The latest `limit` messages of `room` with id < `before` (all when undefined), oldest first. */
+  before(room: string, before: number | undefined, limit: number): Promise<Message[]>;
+  /** Resolves when the database answers; throws `StoreUnavailableError` when it does not. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The database cannot be reached (or did not answer in time). Maps to 503. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Starts a real chat server on 127.0.0.1, port 0, for a test, and gives it
+ * small typed HTTP helpers over real sockets (global fetch).
+ */
+import { type Config, defaults } from '../../server/config.ts';
+import { silentLog } from '../../server/log.ts';
+import { type ChatParts, type RunningChat, startChat } from '../../server/server.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import type { Message } from '../../server/store/store.ts';
+
+export interface TestChat extends RunningChat {
+  get(path: string, init?: RequestInit): Promise<Response>;
+  post(path: string, body: unknown, init?: RequestInit): Promise<Response>;
+  recv(query: string, init?: RequestInit): Promise<RecvBody>;
+  send(fields: Record<string, string>): Promise<SendBody>;
+}
+
+export interface RecvBody {
+  messages: Message[];
+  cursor: number;
+  online: number;
+}
+
+export interface SendBody {
+  status: 'ok';
+  id: number;
+  message: Message;
+}
+
+export const testConfig = (overrides: Partial<Config> = {}): Config => ({
+  ...defaults,
+  port: 0,
+  host: '127.0.0.1',
+  databaseUrl: 'memory:',
+  pollTimeoutMs: 5_000,
+  sendRatePerSec: 0,
+  serveStatic: false,
+  logLevel: 'error',
+  ...overrides,
+});
+
+export async function startTestChat(
+  overrides: Partial<Config> = {},
+  parts: ChatParts = {},
+): Promise<TestChat> {
+  const chat = await startChat(testConfig(overrides), {
+    store: new MemoryStore(),
+    log: silentLog,
+    ...parts,
+  });
+  const get = (path: string, init?: RequestInit) => fetch(chat.url + path, init);
+  const post = (path: string, body: unknown, init?: RequestInit) =>
+    fetch(chat.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      ...init,
+    });
+  return {
+    ...chat,
+    get,
+    post,
+    async recv(query, init) {
+      const res = await get(`/recv?${query}`, init);
+      if (res.status !== 200) throw new Error(`GET /recv?${query}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as RecvBody;
+    },
+    async send(fields) {
+      const res = await post('/send', fields);
+      if (res.status !== 200) throw new Error(`POST /send: ${res.status} ${await res.text()}`);
+      return (await res.json()) as SendBody;
+    },
+  };
+}
+
+/** Resolves when `check()` is true, re-checking on every turn of the event loop (no fixed sleep). */
+export async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
