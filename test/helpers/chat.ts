@@ -62,7 +62,8 @@ export async function startTestChat(
     post,
     async recv(query, init) {
       const res = await get(`/recv?${query}`, init);
-      if (res.status !== 200) throw new Error(`GET /recv?${query}: ${res.status} ${await res.text()}`);
+      if (res.status !== 200)
+        throw new Error(`GET /recv?${query}: ${res.status} ${await res.text()}`);
       return (await res.json()) as RecvBody;
     },
     async send(fields) {
