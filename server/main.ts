@@ -1,22 +1,40 @@
 /**
- * The entry point: reads the config, starts the chat, and shuts it down
- * gracefully on SIGTERM and SIGINT (a second signal exits at once).
+ * The entry point: reads the config, then either
+ * - runs the cluster primary (`WORKERS` > 1), which forks the workers that
+ *   run this same file (`server/cluster.ts`), or
+ * - starts the chat in this process (one process, or a cluster worker).
+ *
+ * The chat shuts down gracefully on SIGTERM and SIGINT, or when the cluster
+ * primary asks; a second signal exits at once.
  */
+import cluster from 'node:cluster';
+import { isChatIpc } from './bus/cluster-ipc.ts';
+import { runPrimary } from './cluster.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLog } from './log.ts';
 import { startChat } from './server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLog(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) {
+    runPrimary(config, createLog(config.logLevel, 'primary: '));
+    return;
+  }
+  const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
   const chat = await startChat(config, { log });
   log('info', `chat listening on ${chat.url} (store ${chat.store.kind}, bus ${chat.bus.kind})`);
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log('info', `${signal}: answering ${chat.hub.size} waiting polls and shutting down`);
+  let stoppedAt: number | undefined;
+  const stop = (why: string, force: boolean) => {
+    if (stoppedAt !== undefined) {
+      // A second signal means "now". But the primary's request may come on
+      // top of a signal sent to the whole process group (Ctrl-C, systemd), and
+      // a group signal can arrive twice at once: neither is a second request.
+      if (force && Date.now() - stoppedAt > 1_000) process.exit(1);
+      return;
+    }
+    stoppedAt = Date.now();
+    log('info', `${why}: answering ${chat.hub.size} waiting polls and shutting down`);
     chat.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -25,8 +43,13 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM', true));
+  process.on('SIGINT', () => stop('SIGINT', true));
+  if (cluster.isWorker) {
+    process.on('message', (raw: unknown) => {
+      if (isChatIpc(raw) && raw.lpchat === 'shutdown') stop('the primary asked', false);
+    });
+  }
 }
 
 main().catch((error: unknown) => {

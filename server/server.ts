@@ -9,12 +9,13 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Bus, LocalBus } from './bus/bus.ts';
+import type { Bus } from './bus/bus.ts';
+import { openBus } from './bus/open-bus.ts';
 import type { Config } from './config.ts';
 import { createApp } from './http/app.ts';
 import type { ChatContext } from './http/context.ts';
 import { Hub } from './hub/hub.ts';
-import { LocalPresence, type Presence } from './hub/presence.ts';
+import type { Presence } from './hub/presence.ts';
 import { createLog, type Log } from './log.ts';
 import { openStore } from './store/open-store.ts';
 import type { MessageStore } from './store/store.ts';
@@ -40,9 +41,13 @@ export async function startChat(
   const log = parts.log ?? createLog(config.logLevel);
   const store = parts.store ?? (await openStore(config.databaseUrl));
   await store.init();
-  const bus = parts.bus ?? new LocalBus();
-  const presence =
-    parts.presence ?? new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
+  // The bus and presence come from the config (Redis, cluster IPC, or one
+  // process) unless the caller hands its own in.
+  const opened = parts.bus && parts.presence ? undefined : await openBus(config, log);
+  const bus = parts.bus ?? opened!.bus;
+  const presence = parts.presence ?? opened!.presence;
+  if (opened && bus !== opened.bus) await opened.bus.close();
+  if (opened && presence !== opened.presence) await opened.presence.close();
   const hub = new Hub({
     store,
     presence,
@@ -82,6 +87,7 @@ export async function startChat(
       clearTimeout(cut);
       await bus.close();
       await presence.close();
+      await opened?.close();
       await store.close();
     })();
     return closing;

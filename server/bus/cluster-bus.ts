@@ -1,0 +1,42 @@
+/**
+ * The bus between node:cluster workers on one machine, with no Redis: each
+ * worker sends its stored messages to the primary over IPC, and the primary
+ * (`server/cluster.ts`) relays each one to every other worker. So a worker
+ * never hears its own messages back.
+ *
+ * A message sent while the channel is down (the primary gone, the worker
+ * starting or stopping) is lost; the receiving hubs do not trust an empty
+ * ring when the bus is not local, so the next poll reads the store instead.
+ */
+import type { Message } from '../store/store.ts';
+import type { Bus, BusHandler } from './bus.ts';
+import { type IpcEndpoint, isChatIpc, sendIpc } from './cluster-ipc.ts';
+
+/** The worker's side of the IPC channel: `process` in a cluster worker. */
+export type WorkerChannel = IpcEndpoint & NodeJS.EventEmitter;
+
+export class ClusterBus implements Bus {
+  readonly kind = 'cluster';
+  readonly #handlers: BusHandler[] = [];
+  readonly #onIpc = (raw: unknown): void => {
+    if (!isChatIpc(raw) || raw.lpchat !== 'message') return;
+    for (const handler of this.#handlers) handler(raw.message);
+  };
+
+  constructor(private readonly channel: WorkerChannel = process) {
+    channel.on('message', this.#onIpc);
+  }
+
+  publish(message: Message): void {
+    sendIpc(this.channel, { lpchat: 'message', message });
+  }
+
+  onMessage(handler: BusHandler): void {
+    this.#handlers.push(handler);
+  }
+
+  async close(): Promise<void> {
+    this.channel.off('message', this.#onIpc);
+    this.#handlers.length = 0;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What a cluster worker and its primary say to each other over Node's IPC
+ * channel. Every message is tagged `lpchat`, so anything else on the channel
+ * (Node's own `NODE_CLUSTER` traffic, a user's) is left alone.
+ *
+ * - `message`: a stored chat message, worker → primary → every other worker.
+ * - `presence` / `presence-counts`: a worker's batch of who polled and who
+ *   left, and the primary's answer with the counts of the rooms it asked for.
+ * - `shutdown`: the primary asks a worker to stop gracefully.
+ */
+import type { Message } from '../store/store.ts';
+
+/** A worker's batched presence news (see `server/hub/shared-presence.ts`). */
+export interface PresenceBatch {
+  /** `[room, client]`: the client polled the room. */
+  touches: Array<[string, string]>;
+  /** `[room, client]`: the client closed its waiting poll. */
+  leaves: Array<[string, string]>;
+  /** Rooms whose shared count the worker wants back. */
+  rooms: string[];
+}
+
+export type ChatIpc =
+  | { lpchat: 'message'; message: Message }
+  | ({ lpchat: 'presence'; seq: number } & PresenceBatch)
+  | { lpchat: 'presence-counts'; seq: number; counts: Array<[string, number]> }
+  | { lpchat: 'shutdown' };
+
+export function isChatIpc(value: unknown): value is ChatIpc {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as ChatIpc).lpchat === 'string'
+  );
+}
+
+/** The part of `process` (in a worker) or of a `cluster.Worker` (in the primary) that IPC needs. */
+export interface IpcEndpoint {
+  send?(message: unknown, callback?: (error: Error | null) => void): boolean;
+  isConnected?(): boolean;
+  connected?: boolean;
+}
+
+/**
+ * Sends without ever throwing: a channel that is closing (a worker dying, a
+ * primary gone) just loses the message, which the store catch-up covers.
+ * Returns whether it was handed to the channel.
+ */
+export function sendIpc(to: IpcEndpoint, message: ChatIpc): boolean {
+  const connected = to.isConnected ? to.isConnected() : to.connected;
+  if (!to.send || !connected) return false;
+  try {
+    to.send(message, ignore);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,181 @@
+/**
+ * The bus across machines: Redis pub/sub on one channel
+ * (`${REDIS_PREFIX}:messages`). Every server sharing the database and Redis
+ * publishes its stored messages there and hands what the others publish to
+ * its hub.
+ *
+ * Each process tags what it publishes with a random origin id and ignores
+ * that id when the message comes back: Redis echoes a publish to every
+ * subscriber, the sender included (a pid alone is not unique across machines).
+ *
+ * Redis may go away. ioredis reconnects both connections by itself; until
+ * then `publish` drops messages (logged once per outage, not per message)
+ * instead of queueing them: the other processes' hubs do not trust an empty
+ * ring when the bus is not local, so their clients' next polls read the
+ * store and miss nothing. The clients see no error.
+ *
+ * The connections are handed in (the entry point owns the URL and closes
+ * them): `new RedisBus(publisher, subscriber, { channel })`. The subscriber
+ * connection is in subscriber mode and can do nothing else.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Log } from '../log.ts';
+import type { Message } from '../store/store.ts';
+import type { Bus, BusHandler } from './bus.ts';
+
+export interface RedisBusOptions {
+  channel: string;
+  log?: Log;
+}
+
+/** What travels on the channel. Short keys: it is sent once per message to every server. */
+interface Envelope {
+  /** Origin: the publishing bus. */
+  o: string;
+  /** The message, as stored. */
+  m: Message;
+}
+
+export class RedisBus implements Bus {
+  readonly kind = 'redis';
+  /** This process's id on the channel. */
+  readonly origin = randomUUID();
+  readonly #handlers: BusHandler[] = [];
+  readonly #channel: string;
+  readonly #log: Log;
+  #subscribed = false;
+  #everSubscribed = false;
+  #publishDown = false;
+  #closed = false;
+  #firstSubscription: Promise<void>;
+  #onFirstSubscription!: () => void;
+
+  constructor(
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    options: RedisBusOptions,
+  ) {
+    this.#channel = options.channel;
+    this.#log = options.log ?? (() => {});
+    this.#firstSubscription = new Promise((resolve) => {
+      this.#onFirstSubscription = resolve;
+    });
+    subscriber.on('message', this.#onChannelMessage);
+    // ioredis resubscribes by itself after a reconnect, but does not say when
+    // that is done; subscribing again is harmless and tells us.
+    subscriber.on('ready', this.#subscribe);
+    subscriber.on('close', this.#onSubscriberClose);
+    publisher.on('ready', this.#onPublisherReady);
+    if (subscriber.status === 'ready') this.#subscribe();
+  }
+
+  /** Subscribed and able to publish: what a test waits for after an outage. */
+  get live(): boolean {
+    return this.#subscribed && this.publisher.status === 'ready';
+  }
+
+  /** Resolves once the first subscription is in place (startup waits for it, bounded). */
+  subscribed(): Promise<void> {
+    return this.#firstSubscription;
+  }
+
+  publish(message: Message): void {
+    if (this.#closed) return;
+    if (this.publisher.status !== 'ready') {
+      this.#onPublishFailed();
+      return;
+    }
+    const envelope: Envelope = { o: this.origin, m: message };
+    this.publisher
+      .publish(this.#channel, JSON.stringify(envelope))
+      .catch((error: unknown) => this.#onPublishFailed(error));
+  }
+
+  onMessage(handler: BusHandler): void {
+    this.#handlers.push(handler);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.subscriber.off('message', this.#onChannelMessage);
+    this.subscriber.off('ready', this.#subscribe);
+    this.subscriber.off('close', this.#onSubscriberClose);
+    this.publisher.off('ready', this.#onPublisherReady);
+    this.#handlers.length = 0;
+    if (this.subscriber.status === 'ready') {
+      await this.subscriber.unsubscribe(this.#channel).catch(() => {});
+    }
+  }
+
+  readonly #subscribe = (): void => {
+    if (this.#closed) return;
+    this.subscriber.subscribe(this.#channel).then(
+      () => {
+        if (this.#closed) return;
+        if (this.#everSubscribed && !this.#subscribed)
+          this.#log('info', 'redis bus: subscribed again');
+        this.#subscribed = true;
+        this.#everSubscribed = true;
+        this.#onFirstSubscription();
+      },
+      (error: unknown) =>
+        this.#log('warn', 'redis bus: cannot subscribe; retrying on reconnect', error),
+    );
+  };
+
+  readonly #onSubscriberClose = (): void => {
+    if (this.#subscribed) {
+      this.#log(
+        'warn',
+        'redis bus: lost the subscription; other servers reach us through the store until it is back',
+      );
+    }
+    this.#subscribed = false;
+  };
+
+  readonly #onPublisherReady = (): void => {
+    if (!this.#publishDown) return;
+    this.#publishDown = false;
+    this.#log('info', 'redis bus: publishing again');
+  };
+
+  #onPublishFailed(error?: unknown): void {
+    if (this.#publishDown) return;
+    this.#publishDown = true;
+    this.#log(
+      'warn',
+      'redis bus: cannot publish, Redis is unreachable; other servers catch up from the store until it is back',
+      error,
+    );
+  }
+
+  readonly #onChannelMessage = (channel: string, payload: string): void => {
+    if (channel !== this.#channel) return;
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(payload) as Envelope;
+    } catch {
+      this.#log('warn', 'redis bus: ignored a payload that is not JSON');
+      return;
+    }
+    if (envelope.o === this.origin || !isMessage(envelope.m)) return;
+    for (const handler of this.#handlers) handler(envelope.m);
+  };
+}
+
+/** The channel is shared with whoever else can reach Redis: check the shape before the hub trusts it. */
+function isMessage(value: unknown): value is Message {
+  const m = value as Message;
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    Number.isSafeInteger(m.id) &&
+    m.id > 0 &&
+    typeof m.room === 'string' &&
+    typeof m.nickname === 'string' &&
+    typeof m.text === 'string' &&
+    typeof m.time === 'string'
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * The cluster primary (`WORKERS` > 1): forks the workers, which share one
+ * port (or pipe: IIS hands Node a named pipe, and cluster shares that too),
+ * and does three jobs. It never serves HTTP itself.
+ *
+ * 1. Relay. Without Redis, a worker's stored message comes here over IPC and
+ *    goes to every other worker (`ClusterBus`), and presence is kept here
+ *    (`servePresence`). With Redis the workers talk through Redis instead
+ *    and this relay stays idle.
+ * 2. Restart. A worker that dies is forked again after a delay that doubles
+ *    with each death in a row (250 ms, 500 ms, … up to 30 s). A worker that
+ *    ran for `STABLE_MS` resets the count. A slot that dies
+ *    `MAX_QUICK_DEATHS` times in a row without ever becoming stable is a
+ *    crash loop (a bad database URL, a port in use): it is given up, and
+ *    once every slot is given up the primary exits 1 so a supervisor sees it.
+ * 3. Graceful stop. On SIGTERM or SIGINT the primary asks every worker to
+ *    shut down (each answers its waiting polls with an empty list, so the
+ *    clients reconnect elsewhere) and exits once they all have; a worker
+ *    still there after `STOP_TIMEOUT_MS` is killed. A second signal (a second
+ *    later or more) kills at once.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { isChatIpc, sendIpc } from './bus/cluster-ipc.ts';
+import type { Config } from './config.ts';
+import { servePresence } from './hub/cluster-presence.ts';
+import { LocalPresence } from './hub/presence.ts';
+import type { Log } from './log.ts';
+
+const FIRST_DELAY_MS = 250;
+const MAX_DELAY_MS = 30_000;
+const STABLE_MS = 30_000;
+const MAX_QUICK_DEATHS = 8;
+const STOP_TIMEOUT_MS = 10_000;
+const ECHO_MS = 1_000;
+
+interface Slot {
+  index: number;
+  worker: Worker | undefined;
+  startedAt: number;
+  /** Deaths in a row, each before the worker became stable. */
+  quickDeaths: number;
+  restartTimer: NodeJS.Timeout | undefined;
+  givenUp: boolean;
+}
+
+export function runPrimary(
+  config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'>,
+  log: Log,
+): void {
+  const presence = new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
+  const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
+    index,
+    worker: undefined,
+    startedAt: 0,
+    quickDeaths: 0,
+    restartTimer: undefined,
+    givenUp: false,
+  }));
+  const slotOf = new Map<Worker, Slot>();
+  let stopping = false;
+  let stopAt = 0;
+
+  function fork(slot: Slot): void {
+    slot.restartTimer = undefined;
+    const worker = cluster.fork({ LPCHAT_WORKER_SLOT: String(slot.index) });
+    slot.worker = worker;
+    slot.startedAt = Date.now();
+    slotOf.set(worker, slot);
+    worker.on('message', (raw: unknown) => onWorkerMessage(worker, raw));
+  }
+
+  function onWorkerMessage(from: Worker, raw: unknown): void {
+    if (!isChatIpc(raw)) return;
+    if (raw.lpchat === 'message') {
+      for (const slot of slots) {
+        if (slot.worker && slot.worker !== from) sendIpc(slot.worker, raw);
+      }
+    } else if (raw.lpchat === 'presence') {
+      const counts = servePresence(presence, raw);
+      sendIpc(from, { lpchat: 'presence-counts', seq: raw.seq, counts });
+    }
+  }
+
+  function onExit(worker: Worker, code: number | null, signal: string | null): void {
+    const slot = slotOf.get(worker);
+    slotOf.delete(worker);
+    if (!slot || slot.worker !== worker) return;
+    slot.worker = undefined;
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    if (stopping) {
+      log('info', `worker ${worker.process.pid} stopped (${how})`);
+      if (slots.every((s) => s.worker === undefined)) process.exit(0);
+      return;
+    }
+    const lived = Date.now() - slot.startedAt;
+    slot.quickDeaths = lived >= STABLE_MS ? 1 : slot.quickDeaths + 1;
+    if (slot.quickDeaths > MAX_QUICK_DEATHS) {
+      slot.givenUp = true;
+      log(
+        'error',
+        `worker slot ${slot.index} died ${MAX_QUICK_DEATHS} times in a row: crash loop, not restarting it`,
+      );
+      if (slots.every((s) => s.givenUp)) {
+        log('error', 'every worker is in a crash loop; the primary exits');
+        process.exit(1);
+      }
+      return;
+    }
+    const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (slot.quickDeaths - 1));
+    log(
+      'warn',
+      `worker ${worker.process.pid} died (${how}) after ${lived} ms; restarting in ${delay} ms`,
+    );
+    slot.restartTimer = setTimeout(() => fork(slot), delay);
+  }
+
+  function stop(signal: NodeJS.Signals): void {
+    if (stopping) {
+      // The same signal sent to the whole process group (Ctrl-C, `timeout`,
+      // systemd) can reach us twice at once: only a later one means "now".
+      if (Date.now() - stopAt < ECHO_MS) return;
+      log('warn', `${signal} again: killing the workers`);
+      killAll();
+      process.exit(1);
+    }
+    stopping = true;
+    stopAt = Date.now();
+    log('info', `${signal}: asking ${slotOf.size} workers to shut down gracefully`);
+    for (const slot of slots) clearTimeout(slot.restartTimer);
+    if (slotOf.size === 0) process.exit(0);
+    for (const worker of slotOf.keys()) {
+      if (!sendIpc(worker, { lpchat: 'shutdown' })) worker.process.kill('SIGTERM');
+    }
+    setTimeout(() => {
+      log('warn', `workers still running after ${STOP_TIMEOUT_MS} ms: killing them`);
+      killAll();
+      process.exit(1);
+    }, STOP_TIMEOUT_MS).unref();
+  }
+
+  function killAll(): void {
+    for (const worker of slotOf.keys()) worker.process.kill('SIGKILL');
+  }
+
+  cluster.on('exit', onExit);
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // If the primary itself fails, do not leave orphan workers holding the port.
+  process.on('exit', killAll);
+  for (const slot of slots) fork(slot);
+  log('info', `primary ${process.pid}: started ${config.workers} workers`);
+}

@@ -1,0 +1,77 @@
+/**
+ * Presence across the workers of one machine, with no Redis: the primary
+ * keeps the one `LocalPresence` of record, and each worker sends it batches
+ * of touches and leaves over IPC and gets back the counts it asked for
+ * (`SharedPresence` does the batching and the ~1 s cache).
+ *
+ * - `createClusterPresence()`: the worker's side.
+ * - `servePresence()`: the primary's side, one call per batch.
+ */
+import { randomInt } from 'node:crypto';
+import type { WorkerChannel } from '../bus/cluster-bus.ts';
+import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
+import type { Log } from '../log.ts';
+import type { LocalPresence } from './presence.ts';
+import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
+
+export interface ClusterPresenceOptions {
+  windowMs: number;
+  cacheMs?: number;
+  /** How long to wait for the primary's answer. @default 1000 */
+  answerTimeoutMs?: number;
+  log?: Log;
+  channel?: WorkerChannel;
+}
+
+export function createClusterPresence(options: ClusterPresenceOptions): SharedPresence {
+  const channel = options.channel ?? process;
+  const answerTimeoutMs = options.answerTimeoutMs ?? 1_000;
+  const waiting = new Map<number, (counts: Map<string, number>) => void>();
+  // Random start: answers meant for this worker's previous life are ignored.
+  let seq = randomInt(1_000_000_000);
+
+  const onIpc = (raw: unknown): void => {
+    if (!isChatIpc(raw) || raw.lpchat !== 'presence-counts') return;
+    waiting.get(raw.seq)?.(new Map(raw.counts));
+  };
+  channel.on('message', onIpc);
+
+  function sync(batch: PresenceBatch): Promise<Map<string, number>> {
+    seq += 1;
+    const id = seq;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        reject(new Error(`the primary did not answer within ${answerTimeoutMs} ms`));
+      }, answerTimeoutMs);
+      waiting.set(id, (counts) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        resolve(counts);
+      });
+      if (!sendIpc(channel, { lpchat: 'presence', seq: id, ...batch })) {
+        clearTimeout(timer);
+        waiting.delete(id);
+        reject(new Error('no IPC channel to the primary'));
+      }
+    });
+  }
+
+  return new SharedPresence(sync, {
+    windowMs: options.windowMs,
+    cacheMs: options.cacheMs,
+    log: options.log,
+    name: 'cluster presence',
+    release: () => channel.off('message', onIpc),
+  });
+}
+
+/** The primary's side: applies a worker's batch and returns the counts it asked for. */
+export function servePresence(
+  presence: LocalPresence,
+  batch: PresenceBatch,
+): Array<[string, number]> {
+  for (const [room, client] of batch.touches) presence.touch(room, client);
+  for (const [room, client] of batch.leaves) presence.leave(room, client);
+  return batch.rooms.map((room) => [room, presence.count(room)]);
+}

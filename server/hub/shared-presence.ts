@@ -1,0 +1,164 @@
+/**
+ * Presence shared by several processes (cluster workers, or servers on
+ * several machines), behind the same synchronous `Presence` interface.
+ *
+ * `count()` is read for every `/recv` answer, so it must not wait on the
+ * network. Each process therefore:
+ * - keeps its own clients in a `LocalPresence` (exact, at once);
+ * - batches touches and leaves for a few milliseconds and sends them to the
+ *   shared view in one round trip (`sync`), which answers with the counts of
+ *   the rooms asked for;
+ * - caches each room's shared count for `cacheMs` (~1 s): `count()` answers
+ *   from the cache and asks for a fresh count when it is older than that.
+ *
+ * `count()` is the larger of the local and the cached shared count, so a
+ * client is counted in its very first answer. If the shared view cannot be
+ * reached (Redis down), a cache older than `staleMs` is dropped and the count
+ * falls back to this process's own clients until it is back.
+ */
+import type { PresenceBatch } from '../bus/cluster-ipc.ts';
+import type { Log } from '../log.ts';
+import { LocalPresence, type Presence } from './presence.ts';
+
+export type { PresenceBatch };
+
+/** Applies a batch to the shared view; resolves with the count of each room in `batch.rooms`. */
+export type PresenceSync = (batch: PresenceBatch) => Promise<Map<string, number>>;
+
+export interface SharedPresenceOptions {
+  /** Poll timeout plus grace: how long a client counts after its last poll. */
+  windowMs: number;
+  /** How long a shared count is used before it is asked again. @default 1000 */
+  cacheMs?: number;
+  /** How long touches are collected before one sync carries them. @default 20 */
+  batchMs?: number;
+  /** Past this age a cached count is not used at all. @default 10 × cacheMs */
+  staleMs?: number;
+  log?: Log;
+  /** Name in log lines. */
+  name?: string;
+  /** Releases what `sync` holds (a listener), on `close()`. */
+  release?: () => void;
+}
+
+interface CachedCount {
+  value: number;
+  at: number;
+}
+
+export class SharedPresence implements Presence {
+  readonly #local: LocalPresence;
+  readonly #sync: PresenceSync;
+  readonly #cacheMs: number;
+  readonly #batchMs: number;
+  readonly #staleMs: number;
+  readonly #log: Log;
+  readonly #name: string;
+  readonly #release: () => void;
+  /** `room\0client` → [room, client]: a client touched twice in one batch is sent once. */
+  #touches = new Map<string, [string, string]>();
+  #leaves = new Map<string, [string, string]>();
+  #wanted = new Set<string>();
+  readonly #counts = new Map<string, CachedCount>();
+  #timer: NodeJS.Timeout | undefined;
+  #syncing = false;
+  #failing = false;
+  #closed = false;
+
+  constructor(sync: PresenceSync, options: SharedPresenceOptions) {
+    this.#sync = sync;
+    this.#local = new LocalPresence(options.windowMs);
+    this.#cacheMs = options.cacheMs ?? 1_000;
+    this.#batchMs = options.batchMs ?? 20;
+    this.#staleMs = options.staleMs ?? 10 * this.#cacheMs;
+    this.#log = options.log ?? (() => {});
+    this.#name = options.name ?? 'presence';
+    this.#release = options.release ?? (() => {});
+  }
+
+  touch(room: string, client: string): void {
+    this.#local.touch(room, client);
+    const key = `${room}\0${client}`;
+    this.#leaves.delete(key);
+    this.#touches.set(key, [room, client]);
+    this.#schedule();
+  }
+
+  leave(room: string, client: string): void {
+    this.#local.leave(room, client);
+    const key = `${room}\0${client}`;
+    this.#touches.delete(key);
+    this.#leaves.set(key, [room, client]);
+    this.#schedule();
+  }
+
+  count(room: string): number {
+    const local = this.#local.count(room);
+    const cached = this.#counts.get(room);
+    const age = cached ? Date.now() - cached.at : Number.POSITIVE_INFINITY;
+    if (age >= this.#cacheMs) {
+      this.#wanted.add(room);
+      this.#schedule();
+    }
+    return cached && age < this.#staleMs ? Math.max(local, cached.value) : local;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#release();
+    await this.#local.close();
+  }
+
+  #schedule(): void {
+    if (this.#closed || this.#timer !== undefined || this.#syncing) return;
+    // While the shared view is unreachable, try once per cache period, not per batch.
+    const delay = this.#failing ? this.#cacheMs : this.#batchMs;
+    this.#timer = setTimeout(() => void this.#flush(), delay);
+    this.#timer.unref();
+  }
+
+  async #flush(): Promise<void> {
+    this.#timer = undefined;
+    if (this.#closed) return;
+    const touches = [...this.#touches.values()];
+    const leaves = [...this.#leaves.values()];
+    const rooms = new Set(this.#wanted);
+    for (const [room] of touches) rooms.add(room);
+    for (const [room] of leaves) rooms.add(room);
+    this.#touches = new Map();
+    this.#leaves = new Map();
+    this.#wanted = new Set();
+    if (rooms.size === 0) return;
+
+    this.#syncing = true;
+    try {
+      const counts = await this.#sync({ touches, leaves, rooms: [...rooms] });
+      const at = Date.now();
+      for (const [room, value] of counts) this.#counts.set(room, { value, at });
+      if (this.#failing) this.#log('info', `${this.#name}: shared counts are back`);
+      this.#failing = false;
+    } catch (error) {
+      // Touches of this batch are lost to the shared view; the clients' next
+      // polls touch again well within the window.
+      if (!this.#failing) {
+        this.#log(
+          'warn',
+          `${this.#name}: cannot reach the shared view; counting local clients`,
+          error,
+        );
+      }
+      this.#failing = true;
+    } finally {
+      this.#syncing = false;
+      this.#forgetStale();
+      if (this.#touches.size + this.#leaves.size + this.#wanted.size > 0) this.#schedule();
+    }
+  }
+
+  #forgetStale(): void {
+    const oldest = Date.now() - this.#staleMs;
+    for (const [room, cached] of this.#counts) if (cached.at < oldest) this.#counts.delete(room);
+  }
+}
