@@ -1,0 +1,180 @@
+/**
+ * Real server processes for the scale-out tests: `node --import tsx
+ * server/main.ts`, one process or a cluster primary with its workers, on
+ * 127.0.0.1.
+ *
+ * A process is ready when it (or each of its workers) logs its
+ * "chat listening on URL" line; the URL is read from that line, so `PORT=0`
+ * works (cluster workers share the one port the primary picked).
+ *
+ * Each process runs in its own process group, so `kill()` takes a primary
+ * and its workers down together. Every process started here is killed when
+ * the test process exits, even if a test forgot to: nothing outlives its test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const LISTENING = /(?:worker (\d+): )?chat listening on (\S+)/;
+
+export interface ServerProcessOptions {
+  /** DATABASE_URL, REDIS_URL, REDIS_PREFIX, POLL_TIMEOUT_MS, … on top of the test defaults. */
+  env?: Record<string, string>;
+  /** `WORKERS`. @default 1 */
+  workers?: number;
+  /** A fixed port (to restart a process where it was). @default 0 */
+  port?: number;
+  /** How long to wait for every worker to listen. @default 30000 */
+  startTimeoutMs?: number;
+}
+
+export interface ServerProcess {
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  readonly port: number;
+  /** The process started: the primary in cluster mode. */
+  readonly pid: number;
+  /** Pids of the workers that have logged "listening" so far (the process itself when there is one). */
+  readonly listeningPids: number[];
+  /** Everything it wrote to stderr. */
+  readonly output: string;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves at the next line of output that matches. */
+  nextLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Sends a signal to the process itself (the primary in cluster mode). */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM, and waits for the exit (SIGKILL after `timeoutMs`). */
+  stop(timeoutMs?: number): Promise<void>;
+  /** SIGKILL to the whole process group, and waits for the exit. */
+  kill(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) killGroup(child, 'SIGKILL');
+});
+
+export async function startServerProcess(
+  options: ServerProcessOptions = {},
+): Promise<ServerProcess> {
+  const workers = options.workers ?? 1;
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: String(options.port ?? 0),
+    WORKERS: String(workers),
+    LOG_LEVEL: 'info',
+    SERVE_STATIC: 'false',
+    SEND_RATE: '0',
+    ...options.env,
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    env,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  running.add(child);
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    running.delete(child);
+    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
+  });
+
+  let output = '';
+  let partial = '';
+  const listeners = new Set<(line: string) => void>();
+  const listeningPids: number[] = [];
+  let url = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    output += chunk;
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const listening = LISTENING.exec(line);
+      if (listening) {
+        url = listening[2]!;
+        listeningPids.push(Number(listening[1] ?? child.pid));
+      }
+      for (const listener of [...listeners]) listener(line);
+    }
+  });
+
+  function nextLine(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        listeners.delete(onLine);
+        reject(new Error(`No line matching ${pattern} within ${timeoutMs} ms. Output:\n${output}`));
+      }, timeoutMs);
+      function onLine(line: string): void {
+        const match = pattern.exec(line);
+        if (!match) return;
+        clearTimeout(timer);
+        listeners.delete(onLine);
+        resolve(match);
+      }
+      listeners.add(onLine);
+    });
+  }
+
+  const ready = (async () => {
+    while (listeningPids.length < workers) await nextLine(LISTENING, options.startTimeoutMs);
+  })();
+  const died = exited.then(({ code, signal }) => {
+    throw new Error(`server exited (${signal ?? code}) before listening:\n${output}`);
+  });
+  try {
+    await Promise.race([ready, died]);
+  } catch (error) {
+    killGroup(child, 'SIGKILL');
+    throw error;
+  }
+  died.catch(() => {}); // Exiting later is the test's business.
+
+  return {
+    url,
+    port: Number(new URL(url).port),
+    pid: child.pid!,
+    listeningPids,
+    get output() {
+      return output;
+    },
+    exited,
+    nextLine,
+    signal: (signal) => child.kill(signal),
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      killGroup(child, 'SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Stops every process still running (for `afterAll`). */
+export async function stopAllServerProcesses(): Promise<void> {
+  await Promise.all(
+    [...running].map(async (child) => {
+      killGroup(child, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+    }),
+  );
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // Already gone.
+  }
+}
