@@ -1,0 +1,99 @@
+/**
+ * Redis goes away and comes back, between two servers that share a store.
+ *
+ * Both servers run in this test process (real HTTP on port 0, one shared
+ * store) and reach the real Redis through a TCP proxy the test can cut.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisBus } from '../../server/bus/redis-bus.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import { type RecvBody, startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { serviceUrl } from '../helpers/env.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { uniquePrefix } from './shared-database.ts';
+
+const redisUrl = serviceUrl('REDIS_URL');
+const POLL_TIMEOUT_MS = 1_500;
+const room = 'outage';
+
+describe.skipIf(redisUrl === undefined)('when Redis is cut between two servers', () => {
+  let proxy: TcpProxy;
+  let a: TestChat;
+  let b: TestChat;
+  const store = new MemoryStore();
+  const lastId = async () => (await store.before(room, undefined, 1))[0]?.id ?? 0;
+  const live = (chat: TestChat) => (chat.bus as RedisBus).live;
+
+  beforeAll(async () => {
+    const redis = new URL(redisUrl!);
+    proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+    const config = {
+      redisUrl: `redis://${proxy.address}`,
+      redisPrefix: uniquePrefix(),
+      pollTimeoutMs: POLL_TIMEOUT_MS,
+    };
+    [a, b] = await Promise.all([
+      startTestChat(config, { store }),
+      startTestChat(config, { store }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await proxy?.close();
+  });
+
+  it('delivers through Redis while it is up', async () => {
+    expect(a.bus.kind).toBe('redis');
+    const poll = b.recv(`room=${room}&since=0`);
+    await until(() => b.hub.size === 1, 'the poll on B');
+    await a.send({ room, text: 'before the cut' });
+    expect((await poll).messages.map((m) => m.text)).toEqual(['before the cut']);
+  });
+
+  it('still takes sends, answers local polls, and catches the other server up by its next poll', async () => {
+    const cursor = await lastId();
+    const localPoll = a.recv(`room=${room}&since=${cursor}`);
+    const remotePoll = b.recv(`room=${room}&since=${cursor}`);
+    await until(() => a.hub.size === 1 && b.hub.size === 1, 'both polls waiting');
+
+    proxy.cut();
+    await until(() => !live(a) && !live(b), 'both buses to notice the cut');
+    const sent = [];
+    for (const text of ['cut 1', 'cut 2', 'cut 3']) sent.push(await a.send({ room, text }));
+    const ids = sent.map((s) => s.id);
+
+    // The poll on the sending server is answered at once, by its own hub.
+    const local = await localPoll;
+    expect(local.messages[0]?.id).toBe(ids[0]);
+    expect(await pollUntil(a, local, ids.at(-1)!)).toEqual(ids);
+
+    // The poll on the other server hears nothing (the bus is down) and ends
+    // empty at its timeout; the client's next poll reads the store.
+    const remote = await remotePoll;
+    expect(await pollUntil(b, remote, ids.at(-1)!)).toEqual(ids);
+  });
+
+  it('reconnects by itself and delivers through Redis again', async () => {
+    proxy.restore();
+    await until(() => live(a) && live(b), 'both buses to reconnect', 15_000);
+    const cursor = await lastId();
+    const poll = b.recv(`room=${room}&since=${cursor}`);
+    await until(() => b.hub.size === 1, 'the poll on B');
+    const sent = await a.send({ room, text: 'after the cut' });
+    // Not the empty answer of a timeout: the bus brought it.
+    expect((await poll).messages.map((m) => m.id)).toEqual([sent.id]);
+  });
+});
+
+/** The ids `first` and the polls after it bring, until the cursor reaches `lastId`. */
+async function pollUntil(chat: TestChat, first: RecvBody, lastId: number): Promise<number[]> {
+  const ids = first.messages.map((m) => m.id);
+  let cursor = first.cursor;
+  while (cursor < lastId) {
+    const next = await chat.recv(`room=${room}&since=${cursor}`);
+    ids.push(...next.messages.map((m) => m.id));
+    cursor = next.cursor;
+  }
+  return ids;
+}
