@@ -32,7 +32,7 @@ export interface SharedPresenceOptions {
   cacheMs?: number;
   /** How long touches are collected before one sync carries them. @default 20 */
   batchMs?: number;
-  /** Past this age a cached count is not used at all. @default 10 × cacheMs */
+  /** Past this age a cached count is not used at all. @default 10 × cacheMs, at least 10 s */
   staleMs?: number;
   log?: Log;
   /** Name in log lines. */
@@ -70,7 +70,7 @@ export class SharedPresence implements Presence {
     this.#local = new LocalPresence(options.windowMs);
     this.#cacheMs = options.cacheMs ?? 1_000;
     this.#batchMs = options.batchMs ?? 20;
-    this.#staleMs = options.staleMs ?? 10 * this.#cacheMs;
+    this.#staleMs = options.staleMs ?? Math.max(10 * this.#cacheMs, 10_000);
     this.#log = options.log ?? (() => {});
     this.#name = options.name ?? 'presence';
     this.#release = options.release ?? (() => {});
