@@ -34,8 +34,8 @@ export type BusConfig = Pick<
   'redisUrl' | 'redisPrefix' | 'pollTimeoutMs' | 'presenceGraceMs'
 >;
 
-/** How long startup waits for Redis before it goes on without it (the bus subscribes once Redis is there). */
-const SUBSCRIBE_WAIT_MS = 5_000;
+/** How long startup waits for Redis before it goes on without it (the bus connects once Redis is there). */
+const READY_WAIT_MS = 5_000;
 
 export async function openBus(config: BusConfig, log: Log): Promise<OpenedBus> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
@@ -82,11 +82,11 @@ async function openRedisBus(
   const presence = createRedisPresence(publisher, { prefix, windowMs, log });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), SUBSCRIBE_WAIT_MS);
+    timer = setTimeout(() => resolve(true), READY_WAIT_MS);
   });
-  const late = await Promise.race([bus.subscribed().then(() => false), timedOut]);
+  const late = await Promise.race([bus.ready().then(() => false), timedOut]);
   clearTimeout(timer);
-  if (late) log('warn', `redis bus: not subscribed after ${SUBSCRIBE_WAIT_MS} ms; starting anyway`);
+  if (late) log('warn', `redis bus: not connected after ${READY_WAIT_MS} ms; starting anyway`);
 
   return {
     bus,

@@ -19,6 +19,7 @@
  * connection is in subscriber mode and can do nothing else.
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
 import type { Message } from '../store/store.ts';
@@ -75,9 +76,14 @@ export class RedisBus implements Bus {
     return this.#subscribed && this.publisher.status === 'ready';
   }
 
-  /** Resolves once the first subscription is in place (startup waits for it, bounded). */
-  subscribed(): Promise<void> {
-    return this.#firstSubscription;
+  /**
+   * Resolves once the first subscription is in place and the publisher is
+   * connected (startup waits for it, bounded): before that, messages are
+   * neither heard nor sent.
+   */
+  async ready(): Promise<void> {
+    await this.#firstSubscription;
+    if (this.publisher.status !== 'ready') await once(this.publisher, 'ready');
   }
 
   publish(message: Message): void {

@@ -31,7 +31,7 @@ describe.skipIf(redisUrl === undefined)('RedisBus', () => {
   };
   const openBus = async () => {
     const bus = new RedisBus(connect(), connect(), { channel: `${prefix}:messages` });
-    await bus.subscribed();
+    await bus.ready();
     const heard: Message[] = [];
     bus.onMessage((m) => heard.push(m));
     return { bus, heard };
