@@ -137,7 +137,7 @@ describe.skipIf(redisUrl === undefined)(
       async function killAndRestart(index: number): Promise<void> {
         const victim = servers[index]!;
         await victim.kill();
-        servers[index] = await startServerProcess({ env, port: victim.port });
+        servers[index] = await startServerProcess({ env, port: victim.port! });
       }
 
       const clientRuns = clients.map(runClient);

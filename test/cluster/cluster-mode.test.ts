@@ -6,6 +6,9 @@
  * connection) talks to one worker throughout: that is how these tests put
  * the waiting poll on one worker and the send on the other.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ServerProcess,
@@ -142,6 +145,29 @@ describe('cluster mode with 2 workers and no Redis', () => {
       const [, newPid] = await restarted;
       expect(Number(newPid)).not.toBe(pid);
       expect(server.output).toMatch(new RegExp(`worker ${pid} died \\(signal SIGKILL\\)`));
+    });
+  });
+
+  describe('when PORT is a socket path (as IIS hands Node a named pipe)', () => {
+    it('shares it between the workers like a TCP port', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'chat-pipe-'));
+      const path = join(dir, 'chat.sock');
+      const onPath = await startServerProcess({
+        workers: 2,
+        port: path,
+        env: { DATABASE_URL: database.url, POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS) },
+      });
+      expect(onPath.url).toBe(path);
+      const pids = new Set<number>();
+      for (let attempt = 0; attempt < 20 && pids.size < 2; attempt += 1) {
+        const client = chatClient(path, { pinned: true });
+        pids.add(await client.pid());
+        client.close();
+      }
+      expect(pids).toEqual(new Set(onPath.listeningPids));
+      await onPath.stop();
+      expect((await onPath.exited).code).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
     });
   });
 

@@ -23,17 +23,21 @@ export interface ChatClient {
   close(): void;
 }
 
+/** `base` is `http://host:port`, or the path of a Unix socket the server listens on. */
 export function chatClient(base: string, options: { pinned?: boolean } = {}): ChatClient {
+  const socketPath = base.startsWith('http') ? undefined : base;
+  const origin = socketPath ? 'http://localhost' : base;
   const agent = new Agent({ keepAlive: true, maxSockets: options.pinned ? 1 : 64 });
 
   function call(method: string, path: string, payload?: unknown, signal?: AbortSignal) {
     return new Promise<HttpAnswer>((resolve, reject) => {
       const body = payload === undefined ? undefined : JSON.stringify(payload);
       const req = request(
-        new URL(path, base),
+        new URL(path, origin),
         {
           method,
           agent,
+          socketPath,
           signal,
           headers: body ? { 'content-type': 'application/json' } : {},
         },

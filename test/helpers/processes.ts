@@ -23,16 +23,17 @@ export interface ServerProcessOptions {
   env?: Record<string, string>;
   /** `WORKERS`. @default 1 */
   workers?: number;
-  /** A fixed port (to restart a process where it was). @default 0 */
-  port?: number;
+  /** A fixed port (to restart a process where it was), or a socket path. @default 0 */
+  port?: number | string;
   /** How long to wait for every worker to listen. @default 30000 */
   startTimeoutMs?: number;
 }
 
 export interface ServerProcess {
-  /** `http://127.0.0.1:PORT` */
+  /** `http://127.0.0.1:PORT`, or the socket path when `PORT` is one. */
   readonly url: string;
-  readonly port: number;
+  /** The TCP port; undefined on a socket path. */
+  readonly port: number | undefined;
   /** The process started: the primary in cluster mode. */
   readonly pid: number;
   /** Pids of the workers that have logged "listening" so far (the process itself when there is one). */
@@ -137,7 +138,7 @@ export async function startServerProcess(
 
   return {
     url,
-    port: Number(new URL(url).port),
+    port: url.startsWith('http') ? Number(new URL(url).port) : undefined,
     pid: child.pid!,
     listeningPids,
     get output() {
