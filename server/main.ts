@@ -12,7 +12,7 @@ import { isChatIpc } from './bus/cluster-ipc.ts';
 import { runPrimary } from './cluster.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLog } from './log.ts';
-import { startChat } from './server.ts';
+import { type RunningChat, startChat } from './server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -21,10 +21,10 @@ async function main(): Promise<void> {
     return;
   }
   const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
-  const chat = await startChat(config, { log });
-  log('info', `chat listening on ${chat.url} (store ${chat.store.kind}, bus ${chat.bus.kind})`);
-
+  let chat: RunningChat | undefined;
   let stoppedAt: number | undefined;
+  let stopWhy: string | undefined;
+
   const stop = (why: string, force: boolean) => {
     if (stoppedAt !== undefined) {
       // A second signal means "now". But the primary's request may come on
@@ -34,8 +34,12 @@ async function main(): Promise<void> {
       return;
     }
     stoppedAt = Date.now();
-    log('info', `${why}: answering ${chat.hub.size} waiting polls and shutting down`);
-    chat.close().then(
+    stopWhy = why;
+    if (chat) closeChat(chat);
+  };
+  const closeChat = (running: RunningChat) => {
+    log('info', `${stopWhy}: answering ${running.hub.size} waiting polls and shutting down`);
+    running.close().then(
       () => process.exit(0),
       (error: unknown) => {
         log('error', 'shutdown failed', error);
@@ -43,6 +47,8 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Listen before starting: a stop asked for during startup is kept for
+  // when the chat is up (the primary may stop a worker that is still starting).
   process.on('SIGTERM', () => stop('SIGTERM', true));
   process.on('SIGINT', () => stop('SIGINT', true));
   if (cluster.isWorker) {
@@ -50,6 +56,10 @@ async function main(): Promise<void> {
       if (isChatIpc(raw) && raw.lpchat === 'shutdown') stop('the primary asked', false);
     });
   }
+
+  chat = await startChat(config, { log });
+  log('info', `chat listening on ${chat.url} (store ${chat.store.kind}, bus ${chat.bus.kind})`);
+  if (stoppedAt !== undefined) closeChat(chat);
 }
 
 main().catch((error: unknown) => {
