@@ -9,14 +9,14 @@
  *    and this relay stays idle.
  * 2. Restart. A worker that dies is forked again after a delay that doubles
  *    with each death in a row (250 ms, 500 ms, … up to 30 s). A worker that
- *    ran for `STABLE_MS` resets the count. A slot that dies
- *    `MAX_QUICK_DEATHS` times in a row without ever becoming stable is a
+ *    ran for `stableMs` (30 s) resets the count. A slot whose worker dies
+ *    `maxQuickDeaths` (8) times in a row without becoming stable is a
  *    crash loop (a bad database URL, a port in use): it is given up, and
  *    once every slot is given up the primary exits 1 so a supervisor sees it.
  * 3. Graceful stop. On SIGTERM or SIGINT the primary asks every worker to
  *    shut down (each answers its waiting polls with an empty list, so the
  *    clients reconnect elsewhere) and exits once they all have; a worker
- *    still there after `STOP_TIMEOUT_MS` is killed. A second signal (a second
+ *    still there after `stopTimeoutMs` (10 s) is killed. A second signal (a second
  *    later or more) kills at once.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -26,11 +26,27 @@ import { servePresence } from './hub/cluster-presence.ts';
 import { LocalPresence } from './hub/presence.ts';
 import type { Log } from './log.ts';
 
-const FIRST_DELAY_MS = 250;
-const MAX_DELAY_MS = 30_000;
-const STABLE_MS = 30_000;
-const MAX_QUICK_DEATHS = 8;
-const STOP_TIMEOUT_MS = 10_000;
+/** When and how often a dead worker is forked again. */
+export interface RestartPolicy {
+  /** Delay before the first restart; it doubles with each death in a row. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+  /** A worker that ran this long resets the count of deaths in a row. */
+  stableMs: number;
+  /** Deaths in a row, each before `stableMs`, at which a slot is given up. */
+  maxQuickDeaths: number;
+  /** How long a graceful stop may take before the workers are killed. */
+  stopTimeoutMs: number;
+}
+
+export const defaultRestartPolicy: Readonly<RestartPolicy> = Object.freeze({
+  firstDelayMs: 250,
+  maxDelayMs: 30_000,
+  stableMs: 30_000,
+  maxQuickDeaths: 8,
+  stopTimeoutMs: 10_000,
+});
+
 const ECHO_MS = 1_000;
 
 interface Slot {
@@ -46,6 +62,7 @@ interface Slot {
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'>,
   log: Log,
+  policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): void {
   const presence = new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
   const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
@@ -93,12 +110,12 @@ export function runPrimary(
       return;
     }
     const lived = Date.now() - slot.startedAt;
-    slot.quickDeaths = lived >= STABLE_MS ? 1 : slot.quickDeaths + 1;
-    if (slot.quickDeaths > MAX_QUICK_DEATHS) {
+    slot.quickDeaths = lived >= policy.stableMs ? 1 : slot.quickDeaths + 1;
+    if (slot.quickDeaths >= policy.maxQuickDeaths) {
       slot.givenUp = true;
       log(
         'error',
-        `worker slot ${slot.index} died ${MAX_QUICK_DEATHS} times in a row: crash loop, not restarting it`,
+        `worker slot ${slot.index} died ${policy.maxQuickDeaths} times in a row: crash loop, not restarting it`,
       );
       if (slots.every((s) => s.givenUp)) {
         log('error', 'every worker is in a crash loop; the primary exits');
@@ -106,7 +123,7 @@ export function runPrimary(
       }
       return;
     }
-    const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (slot.quickDeaths - 1));
+    const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** (slot.quickDeaths - 1));
     log(
       'warn',
       `worker ${worker.process.pid} died (${how}) after ${lived} ms; restarting in ${delay} ms`,
@@ -132,10 +149,10 @@ export function runPrimary(
       if (!sendIpc(worker, { lpchat: 'shutdown' })) worker.process.kill('SIGTERM');
     }
     setTimeout(() => {
-      log('warn', `workers still running after ${STOP_TIMEOUT_MS} ms: killing them`);
+      log('warn', `workers still running after ${policy.stopTimeoutMs} ms: killing them`);
       killAll();
       process.exit(1);
-    }, STOP_TIMEOUT_MS).unref();
+    }, policy.stopTimeoutMs).unref();
   }
 
   function killAll(): void {
