@@ -79,7 +79,7 @@ export function runPrimary(
 
   function fork(slot: Slot): void {
     slot.restartTimer = undefined;
-    const worker = cluster.fork({ LPCHAT_WORKER_SLOT: String(slot.index) });
+    const worker = cluster.fork();
     slot.worker = worker;
     slot.startedAt = Date.now();
     slotOf.set(worker, slot);

@@ -19,7 +19,6 @@
  * connection is in subscriber mode and can do nothing else.
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
 import type { Message } from '../store/store.ts';
@@ -83,7 +82,11 @@ export class RedisBus implements Bus {
    */
   async ready(): Promise<void> {
     await this.#firstSubscription;
-    if (this.publisher.status !== 'ready') await once(this.publisher, 'ready');
+    // Not `events.once`: it would reject on the first connection error, and
+    // ioredis keeps retrying after those.
+    if (this.publisher.status !== 'ready') {
+      await new Promise<void>((resolve) => this.publisher.once('ready', () => resolve()));
+    }
   }
 
   publish(message: Message): void {
@@ -120,8 +123,9 @@ export class RedisBus implements Bus {
     this.subscriber.subscribe(this.#channel).then(
       () => {
         if (this.#closed) return;
-        if (this.#everSubscribed && !this.#subscribed)
+        if (this.#everSubscribed && !this.#subscribed) {
           this.#log('info', 'redis bus: subscribed again');
+        }
         this.#subscribed = true;
         this.#everSubscribed = true;
         this.#onFirstSubscription();
