@@ -17,7 +17,14 @@ import { type RunningChat, startChat } from './server.ts';
 async function main(): Promise<void> {
   const config = loadConfig();
   if (config.workers > 1 && cluster.isPrimary) {
-    runPrimary(config, createLog(config.logLevel, 'primary: '));
+    const log = createLog(config.logLevel, 'primary: ');
+    if (config.databaseUrl.startsWith('memory:')) {
+      log(
+        'warn',
+        'DATABASE_URL=memory: gives each worker its own messages; use SQLite or a server',
+      );
+    }
+    runPrimary(config, log);
     return;
   }
   const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
