@@ -14,6 +14,7 @@ import {
   type TestChat,
   until,
 } from '../helpers/chat.ts';
+import { apiRoutes } from './api-routes.ts';
 import { http, postJson } from './http.ts';
 import { NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
 
@@ -63,6 +64,20 @@ describe('deploy/nginx.conf in front of a chat', () => {
     ({ chat, nginx, stop } = await startProxiedChat());
   });
   afterAll(() => stop());
+
+  describe('the API', () => {
+    it('passes every route of the chat app to the chat', async () => {
+      // An invalid room makes /recv and /history answer at once; every route
+      // then answers in JSON, which only the chat does (nginx's pages are HTML).
+      for (const path of await apiRoutes()) {
+        const answer = await http(`${nginx.url}${path}?room=!`);
+        expect({ path, type: answer.headers['content-type'] }).toEqual({
+          path,
+          type: 'application/json; charset=utf-8',
+        });
+      }
+    });
+  });
 
   describe('GET /recv through nginx', () => {
     it('holds the poll until a send through nginx answers it', async () => {
