@@ -79,6 +79,14 @@ describe('deploy/nginx.conf in front of a chat', () => {
     });
   });
 
+  describe('POST /send through nginx: the body limit', () => {
+    it('lets the chat refuse a body over 16 KB with its JSON 413', async () => {
+      const tooLarge = await postJson(`${nginx.url}/send`, { text: 'x'.repeat(20 * 1024) });
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.json()).toMatchObject({ error: { code: 'body_too_large' } });
+    });
+  });
+
   describe('GET /recv through nginx', () => {
     it('holds the poll until a send through nginx answers it', async () => {
       const poll = http(`${nginx.url}/recv?room=held&since=0`);
