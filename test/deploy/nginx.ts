@@ -64,12 +64,28 @@ export interface RunningNginx {
   stop(): Promise<void>;
 }
 
-/** Starts nginx with the rendered config; resolves once it listens (its pid file exists). */
+/**
+ * Starts nginx with the rendered config; resolves once it listens (its pid
+ * file holds its pid). A port taken between `freePort()` and nginx's bind
+ * (another test on this machine) is retried on a new port.
+ */
 export async function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise<RunningNginx> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNginxOnce(site, await freePort());
+    } catch (error) {
+      if (attempt === 3 || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startNginxOnce(
+  site: Omit<NginxSite, 'port' | 'dir'>,
+  port: number,
+): Promise<RunningNginx> {
   const dir = await mkdtemp(join(tmpdir(), 'chat-nginx-'));
   // Run as root (CI), nginx's workers run as `nobody`: they must reach the folder.
   await chmod(dir, 0o755);
-  const port = await freePort();
   const conf = renderNginxConf(await readFile(NGINX_CONF, 'utf8'), { ...site, port, dir });
   const confPath = join(dir, 'nginx.conf');
   await writeFile(confPath, conf);
@@ -82,11 +98,12 @@ export async function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise
     stderr += chunk;
   });
   try {
-    await listening(child, join(dir, 'nginx.pid'), () => stderr);
+    await listening(child, join(dir, 'nginx.pid'));
   } catch (error) {
     child.kill('SIGKILL');
+    const log = await readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
     await rm(dir, { recursive: true, force: true });
-    throw error;
+    throw new Error(`${(error as Error).message}:\n${stderr}${log}`);
   }
 
   return {
@@ -110,7 +127,7 @@ export async function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise
  * (`nginx -t` leaves an empty pid file behind: the content is what counts.)
  * Fails if nginx exits first.
  */
-function listening(child: ChildProcess, pidFile: string, stderr: () => string): Promise<void> {
+function listening(child: ChildProcess, pidFile: string): Promise<void> {
   const written = () => {
     try {
       return readFileSync(pidFile, 'utf8').trim() === String(child.pid);
@@ -124,7 +141,7 @@ function listening(child: ChildProcess, pidFile: string, stderr: () => string): 
     });
     const onExit = (code: number | null) => {
       watcher.close();
-      reject(new Error(`nginx exited with ${code} before listening:\n${stderr()}`));
+      reject(new Error(`nginx exited with ${code} before listening`));
     };
     const done = () => {
       watcher.close();
