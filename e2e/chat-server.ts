@@ -42,8 +42,13 @@ export class ChatServer {
     }
   }
 
-  /** Starts a server on a free port; later restarts reuse that port and database. */
-  static async start(databaseUrl = process.env.DATABASE_URL): Promise<ChatServer> {
+  /**
+   * Starts a server on a free port; later restarts reuse that port and database.
+   * @param databaseUrl undefined for a fresh SQLite file. @default process.env.DATABASE_URL
+   */
+  static async start(
+    databaseUrl: string | undefined = process.env.DATABASE_URL,
+  ): Promise<ChatServer> {
     const server = new ChatServer(databaseUrl);
     await server.start();
     return server;
