@@ -86,3 +86,12 @@ test.describe('chatting', () => {
     await expect(ann.messages).toHaveCount(0);
   });
 });
+
+test.describe('a room name the server refuses', () => {
+  test('shows the server’s reason instead of polling', async ({ openChat, allowConsoleErrors }) => {
+    allowConsoleErrors(/Failed to load resource: the server responded with a status of 400/);
+    const page = await openChat({ room: 'Not-A-Room' });
+    await expect(page.status).toHaveText(/must match/);
+    await expect(page.status).toHaveAttribute('data-status', 'stopped');
+  });
+});
