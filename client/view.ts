@@ -69,7 +69,8 @@ export class ChatView {
   addOlder(messages: readonly Message[]): void {
     const el = this.log[0]!;
     const fromBottom = el.scrollHeight - el.scrollTop;
-    for (const message of messages) this.#insert(message);
+    // Newest first: each goes straight before the current first message.
+    for (const message of [...messages].reverse()) this.#insert(message);
     el.scrollTop = el.scrollHeight - fromBottom;
   }
 
@@ -131,8 +132,13 @@ export class ChatView {
       message.id,
     );
     if (this.#mine.has(message.id)) item.addClass('mine');
-    // Usually the newest: a walk from the end finds its place in one step.
     const items = this.#messages.children();
+    // An older page: before the first, no walk through a long log.
+    if (items.length > 0 && message.id < Number(items[0]!.dataset.id)) {
+      item.insertBefore(items[0]!);
+      return;
+    }
+    // Usually the newest: a walk from the end finds its place in one step.
     for (let i = items.length - 1; i >= 0; i -= 1) {
       if (Number(items[i]!.dataset.id) < message.id) {
         item.insertAfter(items[i]!);
