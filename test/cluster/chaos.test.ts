@@ -79,6 +79,7 @@ describe.skipIf(redisUrl === undefined)(
       let sent = 0;
       let failedSends = 0;
       let killed: Promise<void> | undefined;
+      let restart = 'no restart';
 
       async function runClient(client: Client, index: number): Promise<void> {
         const id = `chaos-client-${index}`;
@@ -137,7 +138,9 @@ describe.skipIf(redisUrl === undefined)(
       async function killAndRestart(index: number): Promise<void> {
         const victim = servers[index]!;
         await victim.kill();
+        const down = performance.now();
         servers[index] = await startServerProcess({ env, port: victim.port! });
+        restart = `process ${index} SIGKILLed at send ${KILL_AFTER}, back ${((performance.now() - down) / 1000).toFixed(1)} s later, at send ${sent}`;
       }
 
       const clientRuns = clients.map(runClient);
@@ -172,7 +175,7 @@ describe.skipIf(redisUrl === undefined)(
       console.log(
         `chaos: ${sent} sends acknowledged (${failedSends} retried) in ${seconds.toFixed(1)} s; ` +
           `stored ${counts}; clients received ${clients.map((c) => c.received.length).join(' ')}; ` +
-          `polls that failed on the killed process: ${clients.reduce((n, c) => n + c.failedPolls, 0)}`,
+          `polls that failed on the killed process: ${clients.reduce((n, c) => n + c.failedPolls, 0)}; ${restart}`,
       );
 
       // The store holds each numbered message exactly once (retries included).
