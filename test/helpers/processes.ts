@@ -111,6 +111,7 @@ export async function startServerProcess(
         listeners.delete(onLine);
         reject(new Error(`No line matching ${pattern} within ${timeoutMs} ms. Output:\n${output}`));
       }, timeoutMs);
+      timer.unref();
       function onLine(line: string): void {
         const match = pattern.exec(line);
         if (!match) return;
@@ -128,13 +129,16 @@ export async function startServerProcess(
   const died = exited.then(({ code, signal }) => {
     throw new Error(`server exited (${signal ?? code}) before listening:\n${output}`);
   });
+  // Whichever loses the race settles later, unobserved: exiting after
+  // listening is the test's business, and a wait cut short by an exit is moot.
+  died.catch(() => {});
+  ready.catch(() => {});
   try {
     await Promise.race([ready, died]);
   } catch (error) {
     killGroup(child, 'SIGKILL');
     throw error;
   }
-  died.catch(() => {}); // Exiting later is the test's business.
 
   return {
     url,
