@@ -1,0 +1,234 @@
+/**
+ * The MySQL / MariaDB store (mysql2). The pool is handed in: the entry point
+ * (`open-store.ts`, `createMysqlPool`) owns the URL and the pool settings.
+ *
+ * Ordering: an auto-increment id would be allocated at insert time but become
+ * visible at commit time, so id 8 can commit (and be read past) before id 7.
+ * Instead each room has a row in `chat_rooms` holding its last id, and an
+ * append bumps it inside the insert's own transaction:
+ *
+ *   INSERT INTO chat_rooms … ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + 1)
+ *
+ * That statement takes the room row's exclusive lock, held until COMMIT, so
+ * writers of one room (from any connection or process) allocate and commit
+ * one at a time: commit order is id order, ids are dense (a rolled-back
+ * append gives its number back), and a reader never sees id n+1 before id n.
+ * Writers of different rooms do not wait on each other.
+ *
+ * Idempotency: the `(room, key)` unique index is checked by the insert while
+ * the room lock is held, so of two sends with one key exactly one stores; the
+ * other rolls back (returning its id) and reads the first one's message.
+ */
+import {
+  createPool,
+  type ExecuteValues,
+  type Pool,
+  type PoolConnection,
+  type PoolOptions,
+  type ResultSetHeader,
+  type RowDataPacket,
+} from 'mysql2/promise';
+import { migrate } from './mysql-schema.ts';
+import {
+  type AppendResult,
+  type Message,
+  type MessageStore,
+  type NewMessage,
+  StoreUnavailableError,
+} from './store.ts';
+
+const NEXT_ID = `INSERT INTO chat_rooms (room, last_id) VALUES (?, LAST_INSERT_ID(1))
+  ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + 1)`;
+const INSERT =
+  'INSERT INTO chat_messages (room, id, nickname, text, time, `key`) VALUES (?, ?, ?, ?, ?, ?)';
+const COLUMNS = 'id, room, nickname, text, time';
+const BY_KEY = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND \`key\` = ?`;
+const AFTER = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?`;
+const BEFORE = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?`;
+
+/**
+ * Pool settings for the chat: fail fast when the server is away (a send must
+ * answer 503 well within its 2 s budget), keep idle sockets alive through
+ * NATs, and talk utf8mb4.
+ */
+export function createMysqlPool(url: string, options: PoolOptions = {}): Pool {
+  return createPool({
+    uri: url,
+    connectionLimit: 20,
+    maxIdle: 20,
+    idleTimeout: 60_000,
+    connectTimeout: 1_500,
+    enableKeepAlive: true,
+    charset: 'UTF8MB4_BIN',
+    ...options,
+  });
+}
+
+interface MessageRow extends RowDataPacket {
+  id: number;
+  room: string;
+  nickname: string;
+  text: string;
+  /** `YYYY-MM-DD HH:MM:SS.mmm`, UTC (read with `dateStrings`, so the pool's timezone setting never applies). */
+  time: string;
+}
+
+export class MysqlStore implements MessageStore {
+  readonly kind = 'mysql';
+  readonly #pool: Pool;
+
+  constructor(pool: Pool) {
+    this.#pool = pool;
+  }
+
+  async init(): Promise<void> {
+    await this.#guard(async () => {
+      const conn = await this.#pool.getConnection();
+      try {
+        await migrate(conn);
+      } finally {
+        conn.release();
+      }
+    });
+  }
+
+  async append(input: NewMessage): Promise<AppendResult> {
+    return this.#guard(async () => {
+      const conn = await this.#pool.getConnection();
+      try {
+        return await this.#appendOn(conn, input);
+      } catch (error) {
+        // A failed ROLLBACK leaves the connection in an unknown state: drop it.
+        await conn.query('ROLLBACK').catch(() => conn.destroy());
+        throw error;
+      } finally {
+        conn.release();
+      }
+    });
+  }
+
+  async after(room: string, since: number, limit: number): Promise<Message[]> {
+    return this.#guard(async () => this.#select(AFTER, [room, since, String(limit)]));
+  }
+
+  async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
+    return this.#guard(async () => {
+      const newestFirst = await this.#select(BEFORE, [
+        room,
+        before ?? Number.MAX_SAFE_INTEGER,
+        String(limit),
+      ]);
+      return newestFirst.reverse();
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.#guard(() => this.#pool.query('SELECT 1'));
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+
+  async #appendOn(conn: PoolConnection, input: NewMessage): Promise<AppendResult> {
+    await conn.query('START TRANSACTION');
+    const [allocated] = await conn.execute<ResultSetHeader>(NEXT_ID, [input.room]);
+    const id = allocated.insertId;
+    const time = new Date().toISOString();
+    try {
+      await conn.execute(INSERT, [
+        input.room,
+        id,
+        input.nickname,
+        input.text,
+        toSqlTime(time),
+        input.key ?? null,
+      ]);
+    } catch (error) {
+      if (input.key === undefined || (error as { code?: unknown }).code !== 'ER_DUP_ENTRY') {
+        throw error;
+      }
+      await conn.query('ROLLBACK');
+      const [first] = await this.#selectOn(conn, BY_KEY, [input.room, input.key]);
+      if (!first) throw error; // The duplicate was (room, id): the counter and the table disagree.
+      return { message: first, created: false };
+    }
+    await conn.query('COMMIT');
+    const { room, nickname, text } = input;
+    return { message: { id, room, nickname, text, time }, created: true };
+  }
+
+  async #select(sql: string, params: ExecuteValues[]): Promise<Message[]> {
+    const [rows] = await this.#pool.execute<MessageRow[]>({ sql, dateStrings: true }, params);
+    return rows.map(toMessage);
+  }
+
+  async #selectOn(conn: PoolConnection, sql: string, params: ExecuteValues[]): Promise<Message[]> {
+    const [rows] = await conn.execute<MessageRow[]>({ sql, dateStrings: true }, params);
+    return rows.map(toMessage);
+  }
+
+  async #guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (isUnavailable(error)) {
+        throw new StoreUnavailableError(`MySQL cannot be used now: ${errorName(error)}`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+}
+
+/** Server errors that mean "not now" rather than "this request is wrong". */
+const transientCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_SERVER_SHUTDOWN',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_LOCK_DEADLOCK',
+  'ER_OPTION_PREVENTS_STATEMENT', // a read-only replica after a failover
+]);
+
+/** mysql2's own messages for a closed pool or a connection that died between two commands. */
+const transientMessages =
+  /Pool is closed|closed state|Queue limit reached|No connections available/;
+
+function isUnavailable(error: unknown): boolean {
+  const { code, fatal, message } = error as { code?: unknown; fatal?: unknown; message?: unknown };
+  if (fatal === true) return true;
+  if (typeof code === 'string' && transientCodes.has(code)) return true;
+  return typeof message === 'string' && transientMessages.test(message);
+}
+
+function errorName(error: unknown): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? code : String(message);
+}
+
+/** `2026-11-30T03:20:19.123Z` → `2026-11-30 03:20:19.123` (DATETIME(3), UTC). */
+function toSqlTime(iso: string): string {
+  return iso.slice(0, 23).replace('T', ' ');
+}
+
+function toMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    room: row.room,
+    nickname: row.nickname,
+    text: row.text,
+    time: `${row.time.replace(' ', 'T')}Z`,
+  };
+}
