@@ -16,10 +16,12 @@
  * time was set, and a writer that has not inserted within the grace period
  * has failed (its client got a 503 and retries with a new id). The guarantee
  * is therefore: no skip and no double, provided a writer's insert lands
- * within `graceMs` (default 10 s) of taking its id — the client's
- * `timeoutMS` (5 s, see `createMongoClient`) makes a slower insert fail
- * rather than land late — and the writers' clocks agree to within the
- * grace period. The cost is latency only when a writer dies mid-append: the
+ * within `graceMs` (default 10 s) of taking its id, and the writers' clocks
+ * agree to within the grace period. `createMongoClient` keeps every wait of
+ * an append (server selection, pool checkout, socket) well under it, so a
+ * writer that cannot insert in time gets an error (and its client a 503)
+ * instead of waiting; what it cannot bound is a server that accepts the
+ * insert but stalls for longer than the grace period before applying it. The cost is latency only when a writer dies mid-append: the
  * messages after its id wait `graceMs` before readers see them.
  *
  * Idempotency: a unique `(room, key)` index. A send whose key already exists
@@ -82,8 +84,9 @@ export function createMongoClient(url: string, options: MongoClientOptions = {})
   return new MongoClient(url, {
     serverSelectionTimeoutMS: 1_500,
     connectTimeoutMS: 1_500,
-    // Bounds every operation, so an insert cannot land long after its id was taken (see above).
-    timeoutMS: 5_000,
+    waitQueueTimeoutMS: 1_500,
+    // An answer slower than this closes the socket: no insert waits out the grace period (see above).
+    socketTimeoutMS: 5_000,
     maxPoolSize: 50,
     ...options,
   });

@@ -7,7 +7,7 @@
  * Instead each room has a row in `chat_rooms` holding its last id, and an
  * append bumps it inside the insert's own transaction:
  *
- *   INSERT INTO chat_rooms … ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + 1)
+ *   INSERT INTO chat_rooms … ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + n)
  *
  * That statement takes the room row's exclusive lock, held until COMMIT, so
  * writers of one room (from any connection or process) allocate and commit
@@ -15,19 +15,18 @@
  * append gives its number back), and a reader never sees id n+1 before id n.
  * Writers of different rooms do not wait on each other.
  *
- * Idempotency: the `(room, key)` unique index is checked by the insert while
- * the room lock is held, so of two sends with one key exactly one stores; the
- * other rolls back (returning its id) and reads the first one's message.
+ * The transaction allocates ids for a whole batch of waiting sends at once
+ * (`mysql-appender.ts`), which also checks idempotency keys under that lock;
+ * the `(room, key)` unique index backs it up.
  */
 import {
   createPool,
   type ExecuteValues,
   type Pool,
-  type PoolConnection,
   type PoolOptions,
-  type ResultSetHeader,
   type RowDataPacket,
 } from 'mysql2/promise';
+import { fromSqlTime, MysqlAppender } from './mysql-appender.ts';
 import { migrate } from './mysql-schema.ts';
 import {
   type AppendResult,
@@ -37,12 +36,7 @@ import {
   StoreUnavailableError,
 } from './store.ts';
 
-const NEXT_ID = `INSERT INTO chat_rooms (room, last_id) VALUES (?, LAST_INSERT_ID(1))
-  ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + 1)`;
-const INSERT =
-  'INSERT INTO chat_messages (room, id, nickname, text, time, `key`) VALUES (?, ?, ?, ?, ?, ?)';
 const COLUMNS = 'id, room, nickname, text, time';
-const BY_KEY = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND \`key\` = ?`;
 const AFTER = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?`;
 const BEFORE = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?`;
 
@@ -76,9 +70,11 @@ interface MessageRow extends RowDataPacket {
 export class MysqlStore implements MessageStore {
   readonly kind = 'mysql';
   readonly #pool: Pool;
+  readonly #appender: MysqlAppender;
 
   constructor(pool: Pool) {
     this.#pool = pool;
+    this.#appender = new MysqlAppender(pool, isUnavailable);
   }
 
   async init(): Promise<void> {
@@ -92,19 +88,8 @@ export class MysqlStore implements MessageStore {
     });
   }
 
-  async append(input: NewMessage): Promise<AppendResult> {
-    return this.#guard(async () => {
-      const conn = await this.#pool.getConnection();
-      try {
-        return await this.#appendOn(conn, input);
-      } catch (error) {
-        // A failed ROLLBACK leaves the connection in an unknown state: drop it.
-        await conn.query('ROLLBACK').catch(() => conn.destroy());
-        throw error;
-      } finally {
-        conn.release();
-      }
-    });
+  append(input: NewMessage): Promise<AppendResult> {
+    return this.#guard(() => this.#appender.append(input));
   }
 
   async after(room: string, since: number, limit: number): Promise<Message[]> {
@@ -130,41 +115,8 @@ export class MysqlStore implements MessageStore {
     await this.#pool.end();
   }
 
-  async #appendOn(conn: PoolConnection, input: NewMessage): Promise<AppendResult> {
-    await conn.query('START TRANSACTION');
-    const [allocated] = await conn.execute<ResultSetHeader>(NEXT_ID, [input.room]);
-    const id = allocated.insertId;
-    const time = new Date().toISOString();
-    try {
-      await conn.execute(INSERT, [
-        input.room,
-        id,
-        input.nickname,
-        input.text,
-        toSqlTime(time),
-        input.key ?? null,
-      ]);
-    } catch (error) {
-      if (input.key === undefined || (error as { code?: unknown }).code !== 'ER_DUP_ENTRY') {
-        throw error;
-      }
-      await conn.query('ROLLBACK');
-      const [first] = await this.#selectOn(conn, BY_KEY, [input.room, input.key]);
-      if (!first) throw error; // The duplicate was (room, id): the counter and the table disagree.
-      return { message: first, created: false };
-    }
-    await conn.query('COMMIT');
-    const { room, nickname, text } = input;
-    return { message: { id, room, nickname, text, time }, created: true };
-  }
-
   async #select(sql: string, params: ExecuteValues[]): Promise<Message[]> {
     const [rows] = await this.#pool.execute<MessageRow[]>({ sql, dateStrings: true }, params);
-    return rows.map(toMessage);
-  }
-
-  async #selectOn(conn: PoolConnection, sql: string, params: ExecuteValues[]): Promise<Message[]> {
-    const [rows] = await conn.execute<MessageRow[]>({ sql, dateStrings: true }, params);
     return rows.map(toMessage);
   }
 
@@ -218,17 +170,12 @@ function errorName(error: unknown): string {
   return typeof code === 'string' ? code : String(message);
 }
 
-/** `2026-11-30T03:20:19.123Z` → `2026-11-30 03:20:19.123` (DATETIME(3), UTC). */
-function toSqlTime(iso: string): string {
-  return iso.slice(0, 23).replace('T', ' ');
-}
-
 function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
     room: row.room,
     nickname: row.nickname,
     text: row.text,
-    time: `${row.time.replace(' ', 'T')}Z`,
+    time: fromSqlTime(row.time),
   };
 }
