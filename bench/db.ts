@@ -8,7 +8,8 @@
  * - read: `GET /history` (a page of 50) against the raw SELECT of the same page.
  *
  * It prints requests/s, p50/p99 latency (ms) and the chat/raw ratio (aim:
- * at least 0.7). The server is the built one (`dist/server/main.js`, started
+ * at least 0.7), and the same routes on the memory store: the HTTP ceiling
+ * of the machine, to tell the store's cost from the HTTP layer's. The server is the built one (`dist/server/main.js`, started
  * as a child process on a free port). Everything runs against a throwaway
  * database, dropped at the end. A figure script, not a test: timings here
  * vary with the machine's load.
@@ -38,15 +39,16 @@ async function main(): Promise<void> {
   const databaseUrl = withDatabase(serverUrl, database);
   const admin = await createConnection(serverUrl);
   await admin.query(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  let server: ChildProcess | undefined;
+  const servers: ChildProcess[] = [];
   const raw = createPool({
     uri: databaseUrl,
     connectionLimit: CONNECTIONS,
     charset: 'UTF8MB4_BIN',
   });
   try {
-    const { url, child } = await startServer(databaseUrl);
-    server = child;
+    const mysql = await startServer(databaseUrl);
+    const memory = await startServer('memory:');
+    servers.push(mysql.child, memory.child);
     await raw.query(`CREATE TABLE raw_messages (
       id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, room VARCHAR(32) NOT NULL,
       nickname VARCHAR(32) NOT NULL, text VARCHAR(2000) NOT NULL, time DATETIME(3) NOT NULL
@@ -58,12 +60,15 @@ async function main(): Promise<void> {
       'INSERT INTO raw_messages (room, nickname, text, time) VALUES (?, ?, ?, NOW(3))',
       ['bench', 'bench', 'hello from the bench'],
     ]);
-    const chatWrite = await http({
-      url: `${url}/send`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
+    const send = (url: string) =>
+      http({
+        url: `${url}/send`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+    const chatWrite = await send(mysql.url);
+    const memoryWrite = await send(memory.url);
 
     // Read a page from the middle of the room the write test filled.
     const [[{ last }]] = (await raw.query(
@@ -75,13 +80,28 @@ async function main(): Promise<void> {
        WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?`,
       ['bench', before, '50'],
     ]);
-    const chatRead = await http({ url: `${url}/history?room=bench&before=${before}&limit=50` });
+    const history = (url: string) =>
+      http({ url: `${url}/history?room=bench&before=${before}&limit=50` });
+    const chatRead = await history(mysql.url);
+    const memoryRead = await history(memory.url);
 
-    report('write', 'POST /send (mysql store)', chatWrite, 'raw INSERT loop', rawWrite);
-    report('read', 'GET /history (page of 50)', chatRead, 'raw SELECT of the page', rawRead);
+    report(
+      'write',
+      ['POST /send, mysql store', chatWrite],
+      ['raw INSERT loop', rawWrite],
+      ['POST /send, memory store', memoryWrite],
+    );
+    report(
+      'read',
+      ['GET /history, mysql store', chatRead],
+      ['raw SELECT of the page', rawRead],
+      ['GET /history, memory store', memoryRead],
+    );
   } finally {
-    server?.kill('SIGTERM');
-    if (server && server.exitCode === null) await once(server, 'exit');
+    for (const server of servers) {
+      server.kill('SIGTERM');
+      if (server.exitCode === null) await once(server, 'exit');
+    }
     await raw.end();
     await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await admin.end();
@@ -145,18 +165,33 @@ async function http(options: HttpOptions): Promise<Figures> {
   };
 }
 
-function report(test: string, chatName: string, chat: Figures, rawName: string, raw: Figures) {
+type Named = [name: string, figures: Figures];
+
+/**
+ * Prints the chat against raw mysql2, and against the same chat on the memory
+ * store: the HTTP ceiling of this machine, which tells how much of a gap is
+ * the store's and how much is HTTP's.
+ */
+function report(
+  test: string,
+  [chatName, chat]: Named,
+  [rawName, raw]: Named,
+  [refName, ref]: Named,
+) {
   const row = (name: string, f: Figures) =>
     `  ${name.padEnd(28)} ${f.requestsPerSec.toFixed(0).padStart(8)} req/s   p50 ${f.p50
       .toFixed(1)
       .padStart(
         6,
       )} ms   p99 ${f.p99.toFixed(1).padStart(6)} ms${f.errors ? `   errors ${f.errors}` : ''}`;
+  const ratio = (a: Figures, b: Figures) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
   console.log(`${test}:`);
   console.log(row(chatName, chat));
   console.log(row(rawName, raw));
+  console.log(row(refName, ref));
+  console.log(`  ratio chat/raw ${ratio(chat, raw)} (aim ≥ 0.70)`);
   console.log(
-    `  ratio chat/raw ${(chat.requestsPerSec / raw.requestsPerSec).toFixed(2)} (aim ≥ 0.70)\n`,
+    `  ratio mysql store/memory store ${ratio(chat, ref)} (1.00: the store costs nothing over HTTP)\n`,
   );
 }
 

@@ -155,6 +155,25 @@ export function describeStore(
         expect(other.message).toMatchObject({ id: 2, room: b, text: 'in b' });
       });
 
+      it('keeps ids dense when new sends and repeats arrive together', async () => {
+        const room = newRoom();
+        const stored = await store.append(say(room, 'first', 'k-old'));
+        const results = await Promise.all([
+          store.append(say(room, 'a')),
+          store.append(say(room, 'repeat', 'k-old')),
+          store.append(say(room, 'b', 'k-new')),
+          store.append(say(room, 'b again', 'k-new')),
+          store.append(say(room, 'c')),
+        ]);
+        expect(results.map((r) => r.created)).toEqual([true, false, true, false, true]);
+        expect(results[1]!.message).toEqual(stored.message);
+        expect(results[3]!.message).toEqual(results[2]!.message);
+        const all = await store.after(room, 0, 10);
+        expect(all.map((m) => m.id)).toEqual([1, 2, 3, 4]);
+        expect(all.map((m) => m.text).sort()).toEqual(['a', 'b', 'c', 'first']);
+        expect((await store.append(say(room, 'next'))).message.id).toBe(5);
+      });
+
       it('stores one message when sends with one key race, and leaves no gap', async () => {
         const room = newRoom();
         const handles = [store, await open(), await open()];
