@@ -15,6 +15,7 @@
  * is locked, so no other writer of the room can add the same key meanwhile.
  */
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { isUnavailable, STATEMENT_TIMEOUT_MS, withConnection } from './mysql-connection.ts';
 import type { AppendResult, Message, NewMessage } from './store.ts';
 
 /** Sends per transaction, at most. */
@@ -46,12 +47,8 @@ export class MysqlAppender {
   readonly #pool: Pool;
   /** Sends waiting for their room's transaction in flight to finish. */
   readonly #waiting = new Map<string, Pending[]>();
-  /** Whether this error means "retry the sends one by one" (not a database outage). */
-  readonly #isUnavailable: (error: unknown) => boolean;
-
-  constructor(pool: Pool, isUnavailable: (error: unknown) => boolean) {
+  constructor(pool: Pool) {
     this.#pool = pool;
-    this.#isUnavailable = isUnavailable;
   }
 
   append(input: NewMessage): Promise<AppendResult> {
@@ -74,7 +71,7 @@ export class MysqlAppender {
       try {
         settle(batch, await this.#write(room, batch));
       } catch (error) {
-        if (batch.length === 1 || this.#isUnavailable(error)) {
+        if (batch.length === 1 || isUnavailable(error)) {
           for (const pending of batch) pending.reject(error);
           continue;
         }
@@ -90,25 +87,17 @@ export class MysqlAppender {
     this.#waiting.delete(room);
   }
 
-  async #write(room: string, batch: Pending[]): Promise<AppendResult[]> {
-    const conn = await this.#pool.getConnection();
-    try {
-      await conn.query('START TRANSACTION');
-      const results = await this.#writeIn(conn, room, batch);
-      return results;
-    } catch (error) {
-      // A failed ROLLBACK leaves the connection in an unknown state: drop it.
-      await conn.query('ROLLBACK').catch(() => conn.destroy());
-      throw error;
-    } finally {
-      conn.release();
-    }
+  #write(room: string, batch: Pending[]): Promise<AppendResult[]> {
+    return withConnection(this.#pool, async (conn) => {
+      await conn.query(statement('START TRANSACTION'));
+      return this.#writeIn(conn, room, batch);
+    });
   }
 
   async #writeIn(conn: PoolConnection, room: string, batch: Pending[]): Promise<AppendResult[]> {
     // Take ids for the whole batch; this locks the room's row until COMMIT.
     const n = batch.length;
-    const [bumped] = await conn.execute<ResultSetHeader>(BUMP, [room, n, n]);
+    const [bumped] = await conn.execute<ResultSetHeader>(statement(BUMP), [room, n, n]);
     const first = bumped.insertId - n + 1;
 
     const seen = await this.#firstByKey(conn, room, batch);
@@ -142,17 +131,21 @@ export class MysqlAppender {
     }
 
     if (rows.length === 0) {
-      await conn.query('ROLLBACK'); // Every send repeated a key: give the ids back.
+      await conn.query(statement('ROLLBACK')); // Every send repeated a key: give the ids back.
       return results;
     }
     // Give back the ids of sends that repeated a key: ids stay dense.
-    if (rows.length < n) await conn.execute(SET_LAST, [first + rows.length - 1, room]);
-    await conn.query(INSERT, [rows]);
-    await conn.query('COMMIT');
+    if (rows.length < n) await conn.execute(statement(SET_LAST), [first + rows.length - 1, room]);
+    await conn.query(statement(INSERT), [rows]);
+    await conn.query(statement('COMMIT'));
     return results;
   }
 
-  /** The stored messages of this batch's keys, by key (read under the room lock, so current). */
+  /**
+   * The stored messages of this batch's keys, by key. Read after the room row is
+   * locked, and this is the transaction's first plain read (InnoDB takes its
+   * snapshot then), so it sees every key any writer of the room committed.
+   */
   async #firstByKey(
     conn: PoolConnection,
     room: string,
@@ -163,7 +156,10 @@ export class MysqlAppender {
     ];
     const found = new Map<string, Message>();
     if (keys.length === 0) return found;
-    const [rows] = await conn.query<KeyRow[]>({ sql: BY_KEYS, dateStrings: true }, [room, keys]);
+    const [rows] = await conn.query<KeyRow[]>({ ...statement(BY_KEYS), dateStrings: true }, [
+      room,
+      keys,
+    ]);
     for (const row of rows) {
       found.set(row.key, {
         id: row.id,
@@ -175,6 +171,11 @@ export class MysqlAppender {
     }
     return found;
   }
+}
+
+/** Every statement of a transaction is bounded: see `STATEMENT_TIMEOUT_MS`. */
+function statement(sql: string): { sql: string; timeout: number } {
+  return { sql, timeout: STATEMENT_TIMEOUT_MS };
 }
 
 function settle(batch: Pending[], results: AppendResult[]): void {

@@ -27,6 +27,7 @@ import {
   type RowDataPacket,
 } from 'mysql2/promise';
 import { fromSqlTime, MysqlAppender } from './mysql-appender.ts';
+import { isUnavailable, STATEMENT_TIMEOUT_MS, withConnection } from './mysql-connection.ts';
 import { migrate } from './mysql-schema.ts';
 import {
   type AppendResult,
@@ -43,19 +44,21 @@ const BEFORE = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id < ? O
 /**
  * Pool settings for the chat: fail fast when the server is away (a send must
  * answer 503 well within its 2 s budget), keep idle sockets alive through
- * NATs, and talk utf8mb4.
+ * NATs, and talk utf8mb4. Query parameters of the URL (`?connectionLimit=50`)
+ * override these defaults; `options` overrides both.
  */
 export function createMysqlPool(url: string, options: PoolOptions = {}): Pool {
-  return createPool({
-    uri: url,
+  const defaults: Record<string, unknown> = {
     connectionLimit: 20,
     maxIdle: 20,
     idleTimeout: 60_000,
     connectTimeout: 1_500,
     enableKeepAlive: true,
     charset: 'UTF8MB4_BIN',
-    ...options,
-  });
+  };
+  // mysql2 lets explicit options win over the URL's: step aside where the URL says.
+  for (const key of new URL(url).searchParams.keys()) delete defaults[key];
+  return createPool({ uri: url, ...defaults, ...options });
 }
 
 interface MessageRow extends RowDataPacket {
@@ -74,18 +77,11 @@ export class MysqlStore implements MessageStore {
 
   constructor(pool: Pool) {
     this.#pool = pool;
-    this.#appender = new MysqlAppender(pool, isUnavailable);
+    this.#appender = new MysqlAppender(pool);
   }
 
   async init(): Promise<void> {
-    await this.#guard(async () => {
-      const conn = await this.#pool.getConnection();
-      try {
-        await migrate(conn);
-      } finally {
-        conn.release();
-      }
-    });
+    await this.#guard(() => withConnection(this.#pool, migrate));
   }
 
   append(input: NewMessage): Promise<AppendResult> {
@@ -108,7 +104,11 @@ export class MysqlStore implements MessageStore {
   }
 
   async ping(): Promise<void> {
-    await this.#guard(() => this.#pool.query('SELECT 1'));
+    await this.#guard(() =>
+      withConnection(this.#pool, (conn) =>
+        conn.query({ sql: 'SELECT 1', timeout: STATEMENT_TIMEOUT_MS }),
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -116,7 +116,9 @@ export class MysqlStore implements MessageStore {
   }
 
   async #select(sql: string, params: ExecuteValues[]): Promise<Message[]> {
-    const [rows] = await this.#pool.execute<MessageRow[]>({ sql, dateStrings: true }, params);
+    const [rows] = await withConnection(this.#pool, (conn) =>
+      conn.execute<MessageRow[]>({ sql, dateStrings: true, timeout: STATEMENT_TIMEOUT_MS }, params),
+    );
     return rows.map(toMessage);
   }
 
@@ -132,37 +134,6 @@ export class MysqlStore implements MessageStore {
       throw error;
     }
   }
-}
-
-/** Server errors that mean "not now" rather than "this request is wrong". */
-const transientCodes = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-  'PROTOCOL_SEQUENCE_TIMEOUT',
-  'ER_CON_COUNT_ERROR',
-  'ER_TOO_MANY_USER_CONNECTIONS',
-  'ER_SERVER_SHUTDOWN',
-  'ER_LOCK_WAIT_TIMEOUT',
-  'ER_LOCK_DEADLOCK',
-  'ER_OPTION_PREVENTS_STATEMENT', // a read-only replica after a failover
-]);
-
-/** mysql2's own messages for a closed pool or a connection that died between two commands. */
-const transientMessages =
-  /Pool is closed|closed state|Queue limit reached|No connections available/;
-
-function isUnavailable(error: unknown): boolean {
-  const { code, fatal, message } = error as { code?: unknown; fatal?: unknown; message?: unknown };
-  if (fatal === true) return true;
-  if (typeof code === 'string' && transientCodes.has(code)) return true;
-  return typeof message === 'string' && transientMessages.test(message);
 }
 
 function errorName(error: unknown): string {
