@@ -42,16 +42,21 @@ export const migrations: readonly (readonly string[])[] = [
   ],
 ];
 
+/**
+ * Named locks are server-wide: the name includes the database, so two chats
+ * on one server don't wait on each other. Hashed, because MySQL refuses lock
+ * names longer than 64 characters and a database name may be 64 alone.
+ */
+const LOCK_NAME = "CONCAT('lpchat.migrate.', SHA1(DATABASE()))";
+
 /** How long a starting process waits for another one's migration, in seconds. */
 const LOCK_WAIT_S = 30;
 
 /** Brings the schema to the latest version; returns the version it found. */
 export async function migrate(conn: PoolConnection): Promise<number> {
-  // Named locks are server-wide: include the database so two chats on one server don't wait on each other.
-  const [[lock]] = await conn.query<LockRow[]>(
-    "SELECT GET_LOCK(CONCAT('lpchat.migrate.', DATABASE()), ?) AS got",
-    [LOCK_WAIT_S],
-  );
+  const [[lock]] = await conn.query<LockRow[]>(`SELECT GET_LOCK(${LOCK_NAME}, ?) AS got`, [
+    LOCK_WAIT_S,
+  ]);
   if (lock?.got !== 1) throw new Error('Timed out waiting for another process to migrate');
   try {
     await conn.query(
@@ -71,7 +76,7 @@ export async function migrate(conn: PoolConnection): Promise<number> {
     }
     return found;
   } finally {
-    await conn.query("SELECT RELEASE_LOCK(CONCAT('lpchat.migrate.', DATABASE()))");
+    await conn.query(`SELECT RELEASE_LOCK(${LOCK_NAME})`);
   }
 }
 
