@@ -21,6 +21,15 @@ import type { AppendResult, Message, NewMessage } from './store.ts';
 /** Sends per transaction, at most. */
 const MAX_BATCH = 200;
 
+/**
+ * How long a transaction waits for its room's row lock, in seconds (the
+ * server's default is 50). The lock is normally held for a few milliseconds;
+ * a holder that is gone (a client cut off by a network partition, whose
+ * session the server has not yet noticed is dead) must cost a 503, not pin
+ * pooled connections for most of a minute.
+ */
+const LOCK_WAIT_S = 5;
+
 const BUMP = `INSERT INTO chat_rooms (room, last_id) VALUES (?, LAST_INSERT_ID(?))
   ON DUPLICATE KEY UPDATE last_id = LAST_INSERT_ID(last_id + ?)`;
 const SET_LAST = 'UPDATE chat_rooms SET last_id = ? WHERE room = ?';
@@ -47,6 +56,12 @@ export class MysqlAppender {
   readonly #pool: Pool;
   /** Sends waiting for their room's transaction in flight to finish. */
   readonly #waiting = new Map<string, Pending[]>();
+  /**
+   * Connections whose session settings are made, once each. Keyed by the
+   * underlying connection: mysql2/promise wraps it anew on every checkout.
+   */
+  readonly #configured = new WeakSet<object>();
+
   constructor(pool: Pool) {
     this.#pool = pool;
   }
@@ -89,6 +104,10 @@ export class MysqlAppender {
 
   #write(room: string, batch: Pending[]): Promise<AppendResult[]> {
     return withConnection(this.#pool, async (conn) => {
+      if (!this.#configured.has(conn.connection)) {
+        await conn.query(statement(`SET SESSION innodb_lock_wait_timeout = ${LOCK_WAIT_S}`));
+        this.#configured.add(conn.connection);
+      }
       await conn.query(statement('START TRANSACTION'));
       return this.#writeIn(conn, room, batch);
     });
