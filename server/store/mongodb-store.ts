@@ -27,7 +27,9 @@
  * Idempotency: a unique `(room, key)` index. A send whose key already exists
  * returns the first message. If two sends with one key race, the loser has
  * already taken an id; it fills that id with a `void` document so readers
- * need not wait out the grace period for it.
+ * need not wait out the grace period for it. That id is never shown: the one
+ * case where a room's visible ids skip a number (the hub reads past it from
+ * the store after its short gap wait).
  *
  * On a replica set, a transaction around both writes would give the same
  * guarantee without the grace period; this store keeps one code path that

@@ -29,6 +29,12 @@ const WORKER = fileURLToPath(new URL('./store-worker.ts', import.meta.url));
 export interface StoreFeatures {
   /** Other processes can open the database: the fixture gives `url` and `emptyDatabase`. */
   processes: boolean;
+  /**
+   * Sends with one key that race may use up an id (MongoDB without
+   * transactions: the loser's id is filled with a hidden placeholder, see
+   * mongodb-store.ts). Ids still increase, and readers wait for nothing.
+   */
+  keyRaceLeavesGap?: boolean;
 }
 
 export function describeStore(
@@ -155,26 +161,29 @@ export function describeStore(
         expect(other.message).toMatchObject({ id: 2, room: b, text: 'in b' });
       });
 
-      it('keeps ids dense when new sends and repeats arrive together', async () => {
+      it('stores new sends and key repeats that arrive together once each', async () => {
         const room = newRoom();
         const stored = await store.append(say(room, 'first', 'k-old'));
-        const results = await Promise.all([
+        const [a, repeat, b1, b2, c] = await Promise.all([
           store.append(say(room, 'a')),
           store.append(say(room, 'repeat', 'k-old')),
           store.append(say(room, 'b', 'k-new')),
           store.append(say(room, 'b again', 'k-new')),
           store.append(say(room, 'c')),
         ]);
-        expect(results.map((r) => r.created)).toEqual([true, false, true, false, true]);
-        expect(results[1]!.message).toEqual(stored.message);
-        expect(results[3]!.message).toEqual(results[2]!.message);
+        expect([a!.created, c!.created]).toEqual([true, true]);
+        expect(repeat).toEqual({ message: stored.message, created: false });
+        // Of two sends with one key, exactly one stores; both answer with its message.
+        expect([b1!.created, b2!.created].sort()).toEqual([false, true]);
+        expect(b1!.message).toEqual(b2!.message);
         const all = await store.after(room, 0, 10);
+        expect(all.map((m) => m.text).sort()).toEqual(['a', b1!.message.text, 'c', 'first'].sort());
+        if (features.keyRaceLeavesGap) return;
         expect(all.map((m) => m.id)).toEqual([1, 2, 3, 4]);
-        expect(all.map((m) => m.text).sort()).toEqual(['a', 'b', 'c', 'first']);
         expect((await store.append(say(room, 'next'))).message.id).toBe(5);
       });
 
-      it('stores one message when sends with one key race, and leaves no gap', async () => {
+      it('stores one message when sends with one key race from several handles', async () => {
         const room = newRoom();
         const handles = [store, await open(), await open()];
         const results = await Promise.all(
@@ -182,10 +191,16 @@ export function describeStore(
             handles[i % 3]!.append(say(room, `try ${i}`, 'race')),
           ),
         );
+        const winner = results.find((r) => r.created)!.message;
         expect(results.filter((r) => r.created)).toHaveLength(1);
-        expect(new Set(results.map((r) => r.message.id))).toEqual(new Set([1]));
-        expect((await store.append(say(room, 'after'))).message.id).toBe(2);
-        expect((await store.after(room, 0, 10)).map((m) => m.id)).toEqual([1, 2]);
+        expect(
+          results.every((r) => r.message.id === winner.id && r.message.text === winner.text),
+        ).toBe(true);
+        await store.append(say(room, 'after'));
+        const all = await store.after(room, 0, 10);
+        expect(all.map((m) => m.text)).toEqual([winner.text, 'after']);
+        if (features.keyRaceLeavesGap) return;
+        expect(all.map((m) => m.id)).toEqual([1, 2]); // The losers took no id.
       });
     });
 

@@ -60,6 +60,6 @@ if (serverUrl === undefined) {
         },
       };
     },
-    { processes: true },
+    { processes: true, keyRaceLeavesGap: true },
   );
 }
