@@ -208,5 +208,8 @@ export function toSqlTime(iso: string): string {
 
 /** `2026-11-30 03:20:19.123` (read with `dateStrings`, so no timezone applies) → ISO 8601. */
 export function fromSqlTime(sql: string): string {
-  return `${sql.replace(' ', 'T')}Z`;
+  // mysql2's binary protocol (`execute`) drops a zero fraction ("…:35", not
+  // "…:35.000"), which would make a message read back differ from the one
+  // appended and published: normalise through Date.
+  return new Date(`${sql.replace(' ', 'T')}Z`).toISOString();
 }
