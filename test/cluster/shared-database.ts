@@ -10,9 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
-import { openStore } from '../../server/store/open-store.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { testDatabases } from '../store/mysql-database.ts';
 
 export interface SharedDatabase {
   /** A `DATABASE_URL` for the servers. */
@@ -23,9 +22,7 @@ export interface SharedDatabase {
 
 export async function createSharedDatabase(): Promise<SharedDatabase> {
   const mysqlUrl = serviceUrl('MYSQL_URL');
-  const mysqlDatabase = mysqlUrl === undefined ? undefined : await createMysqlDatabase(mysqlUrl);
-  if (mysqlDatabase) return mysqlDatabase;
-  return createSqliteFile();
+  return mysqlUrl === undefined ? createSqliteFile() : createMysqlDatabase(mysqlUrl);
 }
 
 function createSqliteFile(): SharedDatabase {
@@ -39,31 +36,9 @@ function createSqliteFile(): SharedDatabase {
   };
 }
 
-async function createMysqlDatabase(mysqlUrl: string): Promise<SharedDatabase | undefined> {
-  const name = `chat_test_${randomBytes(6).toString('hex')}`;
-  const admin = await mysql.createConnection(mysqlUrl);
-  await admin.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4`);
-  const url = new URL(mysqlUrl);
-  url.pathname = `/${name}`;
-  const database: SharedDatabase = {
-    url: url.toString(),
-    kind: 'mysql',
-    async drop() {
-      await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-      await admin.end();
-    },
-  };
-  // TRANSITIONAL: until the MySQL store is on this branch, run on SQLite
-  // (and say so). Remove once `openStore` knows `mysql://`.
-  try {
-    await (await openStore(database.url)).close();
-  } catch (error) {
-    await database.drop();
-    if (!/No store for DATABASE_URL scheme/.test((error as Error).message)) throw error;
-    console.warn('No MySQL store in this build yet: the scale-out tests share a SQLite file');
-    return undefined;
-  }
-  return database;
+async function createMysqlDatabase(mysqlUrl: string): Promise<SharedDatabase> {
+  const databases = testDatabases(mysqlUrl);
+  return { url: await databases.create(), kind: 'mysql', drop: () => databases.dropAll() };
 }
 
 /** A Redis prefix no other test uses: channels and keys of one test stay its own. */
