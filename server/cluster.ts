@@ -1,7 +1,7 @@
 /**
  * The cluster primary (`WORKERS` > 1): forks the workers, which share one
- * port (or pipe: IIS hands Node a named pipe, and cluster shares that too),
- * and does three jobs. It never serves HTTP itself.
+ * port (or Unix socket path), and does three jobs. It never serves HTTP
+ * itself. (Not on a Windows named pipe: see `clusterUnsupported`.)
  *
  * 1. Relay. Without Redis, a worker's stored message comes here over IPC and
  *    goes to every other worker (`ClusterBus`), and presence is kept here
@@ -57,6 +57,22 @@ interface Slot {
   quickDeaths: number;
   restartTimer: NodeJS.Timeout | undefined;
   givenUp: boolean;
+}
+
+/**
+ * Why cluster mode cannot serve `port` here, if it cannot. Node's cluster
+ * cannot share a Windows named pipe between workers (its docs: "it is not yet
+ * possible to set up a named pipe server in a worker"). Under IIS, let IIS
+ * (Helicon Zoo, iisnode) start the processes and connect them with Redis.
+ */
+export function clusterUnsupported(
+  port: Config['port'],
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (platform === 'win32' && typeof port === 'string') {
+    return 'Node cannot share a named pipe between cluster workers on Windows: running one process (let IIS start several, with REDIS_URL)';
+  }
+  return undefined;
 }
 
 export function runPrimary(

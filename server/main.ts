@@ -1,7 +1,8 @@
 /**
  * The entry point: reads the config, then either
- * - runs the cluster primary (`WORKERS` > 1), which forks the workers that
- *   run this same file (`server/cluster.ts`), or
+ * - runs the cluster primary (`WORKERS` > 1, where Node's cluster can share
+ *   the port), which forks the workers that run this same file
+ *   (`server/cluster.ts`), or
  * - starts the chat in this process (one process, or a cluster worker).
  *
  * The chat shuts down gracefully on SIGTERM and SIGINT, or when the cluster
@@ -9,14 +10,16 @@
  */
 import cluster from 'node:cluster';
 import { isChatIpc } from './bus/cluster-ipc.ts';
-import { runPrimary } from './cluster.ts';
+import { clusterUnsupported, runPrimary } from './cluster.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLog } from './log.ts';
 import { type RunningChat, startChat } from './server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  if (config.workers > 1 && cluster.isPrimary) {
+  const unsupported = config.workers > 1 ? clusterUnsupported(config.port) : undefined;
+  if (unsupported) createLog(config.logLevel)('warn', `WORKERS=${config.workers}: ${unsupported}`);
+  if (config.workers > 1 && !unsupported && cluster.isPrimary) {
     const log = createLog(config.logLevel, 'primary: ');
     if (config.databaseUrl.startsWith('memory:')) {
       log(

@@ -148,7 +148,7 @@ describe('cluster mode with 2 workers and no Redis', () => {
     });
   });
 
-  describe('when PORT is a socket path (as IIS hands Node a named pipe)', () => {
+  describe('when PORT is a Unix socket path', () => {
     it('shares it between the workers like a TCP port', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'chat-pipe-'));
       const path = join(dir, 'chat.sock');

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { clusterUnsupported } from '../../server/cluster.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,5 +40,16 @@ describe('the cluster primary', () => {
       expect(output.match(/crash loop, not restarting it/g)).toHaveLength(2);
       expect(output).toContain('every worker is in a crash loop');
     });
+  });
+});
+
+describe('clusterUnsupported', () => {
+  it('refuses a Windows named pipe, which Node cannot share between workers', () => {
+    expect(clusterUnsupported('\\\\.\\pipe\\chat', 'win32')).toMatch(/named pipe/);
+  });
+
+  it('accepts a TCP port anywhere and a Unix socket path', () => {
+    expect(clusterUnsupported(3000, 'win32')).toBeUndefined();
+    expect(clusterUnsupported('/run/chat.sock', 'linux')).toBeUndefined();
   });
 });
