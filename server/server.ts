@@ -17,6 +17,7 @@ import type { ChatContext } from './http/context.ts';
 import { Hub } from './hub/hub.ts';
 import type { Presence } from './hub/presence.ts';
 import { createLog, type Log } from './log.ts';
+import { removeStaleSocket } from './stale-socket.ts';
 import { openStore } from './store/open-store.ts';
 import type { MessageStore } from './store/store.ts';
 
@@ -67,7 +68,10 @@ export async function startChat(
   server.headersTimeout = 66_000;
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
-  else server.listen(config.port);
+  else {
+    await removeStaleSocket(config.port);
+    server.listen(config.port);
+  }
   await once(server, 'listening');
   const address = server.address();
   const url =

@@ -43,8 +43,9 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
     res.json({ status: 'ok', id: message.id, message });
   };
 
-  function publish({ message, created }: AppendResult): void {
-    if (!created) return; // A repeat of a key: the first send published it.
+  // A repeat of a key is published again: the first send's process may have
+  // died between storing and publishing. Hubs drop what they already have.
+  function publish({ message }: AppendResult): void {
     try {
       chat.hub.publish(message);
       chat.bus.publish(message);
