@@ -33,7 +33,8 @@ export const errorCodes = {
   internal_error: { status: 500, message: 'Something went wrong on the server.' },
   store_unavailable: {
     status: 503,
-    message: 'The message store cannot be reached; nothing was stored. Retry shortly.',
+    message:
+      'The message store cannot be reached or did not answer in time. Retry shortly; with the same key a send is stored once.',
   },
   overloaded: {
     status: 503,

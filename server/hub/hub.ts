@@ -181,7 +181,11 @@ export class Hub {
   seed(roomName: string, messages: Message[]): void {
     const room = this.#room(roomName);
     if (room.ring.length > 0 || messages.length === 0) return;
-    room.ring = messages.slice(-this.#options.ringSize);
+    // Keep only the run of consecutive ids at the end: a store may have a
+    // hole that will never fill (a write that failed after taking its id).
+    let start = messages.length - 1;
+    while (start > 0 && messages[start - 1]!.id === messages[start]!.id - 1) start -= 1;
+    room.ring = messages.slice(Math.max(start, messages.length - this.#options.ringSize));
     // A waiter may be behind what the store just showed (a message from
     // another process that the bus has not brought yet): deliver to it now,
     // since the bus copy will be dropped as known.

@@ -45,8 +45,13 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
 
   function publish({ message, created }: AppendResult): void {
     if (!created) return; // A repeat of a key: the first send published it.
-    chat.hub.publish(message);
-    chat.bus.publish(message);
+    try {
+      chat.hub.publish(message);
+      chat.bus.publish(message);
+    } catch (error) {
+      // The message is stored: polls with a cursor still catch it up.
+      chat.log('error', `send: publishing ${message.room}#${message.id} failed`, error);
+    }
   }
 
   return [

@@ -1,0 +1,112 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+
+let chat: TestChat;
+afterEach(async () => {
+  await chat?.close();
+});
+
+describe('GET /history', () => {
+  it('answers the latest page, oldest first, and older pages with before', async () => {
+    chat = await startTestChat();
+    for (let i = 1; i <= 7; i += 1) await chat.send({ text: `m${i}` });
+    const latest = (await (await chat.get('/history?limit=3')).json()) as {
+      messages: { id: number }[];
+    };
+    expect(latest.messages.map((m) => m.id)).toEqual([5, 6, 7]);
+    const older = (await (await chat.get('/history?limit=3&before=5')).json()) as {
+      messages: { id: number }[];
+    };
+    expect(older.messages.map((m) => m.id)).toEqual([2, 3, 4]);
+    const oldest = (await (await chat.get('/history?before=2')).json()) as {
+      messages: { id: number }[];
+    };
+    expect(oldest.messages.map((m) => m.id)).toEqual([1]);
+  });
+
+  it('defaults to 50 messages of the main room', async () => {
+    chat = await startTestChat();
+    for (let i = 1; i <= 55; i += 1) await chat.send({ text: `m${i}` });
+    await chat.send({ text: 'elsewhere', room: 'dev' });
+    const body = (await (await chat.get('/history')).json()) as {
+      messages: { id: number; room: string }[];
+    };
+    expect(body.messages).toHaveLength(50);
+    expect(body.messages[0]).toMatchObject({ id: 6, room: 'main' });
+  });
+});
+
+describe('GET /time', () => {
+  it('answers the current time in ISO 8601', async () => {
+    chat = await startTestChat();
+    const before = Date.now();
+    const { time } = (await (await chat.get('/time')).json()) as { time: string };
+    expect(Date.parse(time)).toBeGreaterThanOrEqual(before - 1000);
+    expect(new Date(time).toISOString()).toBe(time);
+  });
+});
+
+describe('GET /health', () => {
+  it('answers ok with the store, the bus and the waiting polls', async () => {
+    chat = await startTestChat({ pollTimeoutMs: 60_000 });
+    const abort = new AbortController();
+    const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
+    await until(() => chat.hub.size === 1, 'the poll to wait');
+    const res = await chat.get('/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      status: 'ok',
+      store: 'memory',
+      bus: 'local',
+      waiting: 1,
+    });
+    abort.abort();
+    await poll;
+  });
+});
+
+describe('security headers', () => {
+  it('sets a CSP without inline scripts on every answer', async () => {
+    chat = await startTestChat();
+    const csp = (await chat.get('/time')).headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline';script");
+    expect(csp).not.toContain('upgrade-insecure-requests');
+  });
+});
+
+describe('static files', () => {
+  it('serves index.html with no-cache and hashed assets for a year', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lpchat-public-'));
+    await mkdir(join(dir, 'assets'));
+    await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>');
+    await writeFile(join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');
+    chat = await startTestChat({ serveStatic: true, staticDir: dir });
+    const page = await chat.get('/');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    expect(await page.text()).toContain('<title>chat</title>');
+    const asset = await chat.get('/assets/index-AbC123.js');
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const missing = await chat.get('/assets/nope.js');
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('answers every waiting poll with an empty list, then stops', async () => {
+    chat = await startTestChat({ pollTimeoutMs: 60_000 });
+    await chat.send({ text: 'before' });
+    const polls = [chat.recv('since=1'), chat.recv('since=1&room=dev'), chat.recv('')];
+    await until(() => chat.hub.size === 3, 'three polls to wait');
+    await chat.close();
+    const answers = await Promise.all(polls);
+    expect(answers.map((a) => a.messages)).toEqual([[], [], []]);
+    expect(answers[0]!.cursor).toBe(1);
+    await expect(chat.get('/time')).rejects.toThrow();
+  });
+});

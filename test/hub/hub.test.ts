@@ -1,0 +1,125 @@
+/**
+ * The hub's ordering rules, driven through real HTTP polls: messages that
+ * arrive out of order (as they do from several writers, or over a bus) reach
+ * a client in id order, never twice, and never past a gap.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalPresence } from '../../server/hub/presence.ts';
+import type { Message } from '../../server/store/store.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+
+let chat: TestChat;
+afterEach(async () => {
+  await chat?.close();
+});
+
+const message = (id: number, room = 'main'): Message => ({
+  id,
+  room,
+  nickname: 'n',
+  text: `m${id}`,
+  time: new Date(0).toISOString(),
+});
+
+/** Stores messages 1..n and returns them, as another process would have. */
+async function storeMessages(n: number): Promise<Message[]> {
+  const stored: Message[] = [];
+  for (let i = 0; i < n; i += 1) {
+    stored.push(
+      (await chat.store.append({ room: 'main', nickname: 'n', text: `m${i + 1}` })).message,
+    );
+  }
+  return stored;
+}
+
+describe('Hub', () => {
+  describe('when messages arrive out of order', () => {
+    it('holds a message back until the smaller id arrives, then delivers both in order', async () => {
+      chat = await startTestChat();
+      chat.hub.publish(message(1));
+      const poll = chat.recv('since=1');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      chat.hub.publish(message(3));
+      chat.hub.publish(message(2));
+      expect((await poll).messages.map((m) => m.id)).toEqual([2, 3]);
+    });
+
+    it('fills a gap the bus never fills from the store', async () => {
+      chat = await startTestChat();
+      const [m1, m2, m3] = await storeMessages(3);
+      chat.hub.publish(m1!);
+      const poll = chat.recv('since=1');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      chat.hub.publish(m3!); // m2 was "lost by the bus"
+      const answer = await poll;
+      expect(answer.messages).toEqual([m2, m3]);
+    });
+
+    it('drops a message it already has (the bus echo, a repeat)', async () => {
+      chat = await startTestChat();
+      chat.hub.publish(message(1));
+      chat.hub.publish(message(2));
+      chat.hub.publish(message(1));
+      const poll = chat.recv('since=2');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      chat.hub.publish(message(2));
+      chat.hub.publish(message(3));
+      expect((await poll).messages.map((m) => m.id)).toEqual([3]);
+    });
+  });
+
+  describe('when a client is ahead of this process', () => {
+    it('keeps it waiting for messages after its own cursor', async () => {
+      chat = await startTestChat();
+      chat.hub.publish(message(1));
+      const poll = chat.recv('since=3');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      chat.hub.publish(message(2));
+      chat.hub.publish(message(3));
+      chat.hub.publish(message(4));
+      expect((await poll).messages.map((m) => m.id)).toEqual([4]);
+    });
+  });
+
+  describe('when a client is behind the ring', () => {
+    it('answers it from the store', async () => {
+      chat = await startTestChat();
+      const stored = await storeMessages(300);
+      for (const m of stored.slice(0, 299)) chat.hub.publish(m);
+      const poll = chat.recv('since=299');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      const behind = await chat.recv('since=10'); // answered at once from the store
+      expect(behind.messages.map((m) => m.id)).toEqual(stored.slice(10, 110).map((m) => m.id));
+      chat.hub.publish(stored[299]!);
+      expect((await poll).messages).toEqual([stored[299]]);
+    });
+  });
+
+  describe('a burst of messages', () => {
+    it('reaches a waiting poll as one answer', async () => {
+      chat = await startTestChat();
+      const poll = chat.recv('since=0');
+      await until(() => chat.hub.size === 1, 'the poll to wait');
+      for (let id = 1; id <= 5; id += 1) chat.hub.publish(message(id));
+      expect((await poll).messages.map((m) => m.id)).toEqual([1, 2, 3, 4, 5]);
+    });
+  });
+});
+
+describe('LocalPresence', () => {
+  it('counts a client within the window and forgets it after', () => {
+    let now = 1_000;
+    const presence = new LocalPresence(100, () => now);
+    presence.touch('main', 'tab-1');
+    presence.touch('main', 'tab-2');
+    presence.touch('dev', 'tab-3');
+    expect(presence.count('main')).toBe(2);
+    now += 60;
+    presence.touch('main', 'tab-1');
+    now += 60;
+    expect(presence.count('main')).toBe(1);
+    presence.leave('main', 'tab-1');
+    expect(presence.count('main')).toBe(0);
+    expect(presence.count('dev')).toBe(0);
+  });
+});
