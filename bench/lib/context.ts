@@ -64,6 +64,8 @@ export interface FanoutRow {
   answered: number;
   failed: number;
   bytesPerClient: number;
+  /** Server CPU per client: taking the poll (connect, parse, route, wait), and answering it (including the close). */
+  serverCpuUs: { perPoll: number; perDelivery: number };
   armMs: number;
   generatorCpuShare: number;
 }

@@ -132,7 +132,10 @@ function recvPath(target: Target, room: string, cursor: number): string {
 
 async function fanout(command: FanoutCommand): Promise<Omit<FanoutResult, 'cpuShare'>> {
   const { target, clients, room } = command;
-  const poll = getRequest(recvPath(target, room, 0));
+  // Clients poll from the room's head, as a chat page does after its first
+  // answer: one message first, then every poll carries its id as the cursor.
+  const head = await sendOne(target.port, room, 'head');
+  const poll = getRequest(recvPath(target, room, head));
   const started = now();
   const conns = await openMany(clients, target.port);
   const sinceSend: number[] = [];
@@ -198,6 +201,20 @@ async function fanout(command: FanoutCommand): Promise<Omit<FanoutResult, 'cpuSh
     failed: failed + (clients - answered - failed),
     armMs,
   };
+}
+
+/** Sends one message and resolves with its id (0 from a server that does not say). */
+async function sendOne(port: number, room: string, text: string): Promise<number> {
+  const conn = await HttpConn.open(port);
+  const body = await new Promise<Buffer>((resolve, reject) =>
+    conn.request(
+      postForm('/send', { room, nickname: 'bench', text }),
+      (_s, b) => resolve(b),
+      reject,
+    ),
+  );
+  conn.close();
+  return (JSON.parse(body.toString()) as { id?: number }).id ?? 0;
 }
 
 async function sustained(command: SustainedCommand): Promise<Omit<SustainedResult, 'cpuShare'>> {

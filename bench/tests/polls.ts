@@ -55,13 +55,17 @@ export async function fanout(
   clients: number,
 ): Promise<FanoutRow> {
   const rssBefore = server.rssBytes();
+  const cpuBefore = server.cpuSeconds();
   let rssArmed = Number.NaN;
+  let cpuArmed = Number.NaN;
   const run = await gen.run(
     { kind: 'fanout', target: server.target, room: freshRoom('t5'), clients, timeoutMs: 30_000 },
     () => {
       rssArmed = server.rssBytes();
+      cpuArmed = server.cpuSeconds();
     },
   );
+  const cpuDone = server.cpuSeconds();
   const latency = summarise(run.sinceSend);
   return {
     server: server.spec.name,
@@ -72,6 +76,11 @@ export async function fanout(
     answered: run.answered,
     failed: run.failed,
     bytesPerClient: Math.max(0, Math.round((rssArmed - rssBefore) / clients)),
+    // CPU time is steadier than wall time on a shared machine: compare these across changes.
+    serverCpuUs: {
+      perPoll: Math.round(((cpuArmed - cpuBefore) * 1e6) / clients),
+      perDelivery: Math.round(((cpuDone - cpuArmed) * 1e6) / clients),
+    },
     armMs: Math.round(run.armMs),
     generatorCpuShare: run.cpuShare,
   };
@@ -88,7 +97,7 @@ export async function fanouts(
     results.t5.push(row);
     progress(
       `[T5 fan-out] ${server.spec.label}, N=${clients}: p50 ${row.latency.p50} ms, p99 ${row.latency.p99} ms, max ${row.latency.max} ms, ` +
-        `${row.answered}/${clients} answered, ${round(row.bytesPerClient / 1024, 1)} KB/client, generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
+        `${row.answered}/${clients} answered, ${round(row.bytesPerClient / 1024, 1)} KB/client, server CPU µs/client: poll ${row.serverCpuUs.perPoll}, delivery ${row.serverCpuUs.perDelivery}; generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
     );
   }
 }
