@@ -72,9 +72,17 @@ interface RoomState {
 const WAITER = Symbol('waiter');
 type TrackedResponse = ServerResponse & { [WAITER]?: Waiter };
 
+/**
+ * Every `/recv` answer's headers. `/recv` runs ahead of helmet (app.ts): of
+ * helmet's dozen headers only these two mean anything on a JSON answer read
+ * by XHR (no MIME sniffing; no cross-origin no-cors reads), and writing 5
+ * header lines instead of 16 per answer is a third of a delivery's CPU.
+ */
 const JSON_HEADERS = {
   'Content-Type': 'application/json; charset=utf-8',
   'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
 export class Hub {
@@ -314,7 +322,8 @@ export class Hub {
     const first = ring[0]!.id;
     const last = ring[ring.length - 1]!.id;
     const bodies = new Map<number, Buffer>();
-    for (const waiter of [...room.waiters]) {
+    // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
+    for (const waiter of room.waiters) {
       // The 2011 client asked for "the next message": the ones that just came.
       const cursor = waiter.cursor ?? ring[from]!.id - 1;
       if (cursor >= last) continue; // The client is ahead of us: nothing for it yet.
@@ -363,7 +372,8 @@ export class Hub {
     waiter.room.waiters.delete(waiter);
     this.#queue.delete(waiter);
     waiter.res.removeListener('close', onResponseClose);
-    delete (waiter.res as TrackedResponse)[WAITER];
+    // Not `delete`: it would turn every answered response into a slow dictionary-mode object.
+    (waiter.res as TrackedResponse)[WAITER] = undefined;
     if (this.#queue.size === 0) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
