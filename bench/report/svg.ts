@@ -59,8 +59,16 @@ export interface Series {
   points: [number, number][];
 }
 
-/** Lines over a numeric x axis (log scale when the x values span 10× or more). */
-export function lineChart(series: Series[], xLabel: string, yLabel: string): string {
+/**
+ * Lines over a numeric x axis (log scale when the x values span 10× or more),
+ * or, given `categories`, over evenly spaced categories (x is the index).
+ */
+export function lineChart(
+  series: Series[],
+  xLabel: string,
+  yLabel: string,
+  categories?: string[],
+): string {
   const width = 720;
   const height = 300;
   const pad = { left: 60, right: 170, top: 12, bottom: 40 };
@@ -68,7 +76,7 @@ export function lineChart(series: Series[], xLabel: string, yLabel: string): str
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
   if (xs.length === 0) return '<p>No data.</p>';
   const [xMin, xMax] = [Math.min(...xs), Math.max(...xs)];
-  const log = xMin > 0 && xMax / xMin >= 10;
+  const log = !categories && xMin > 0 && xMax / xMin >= 10;
   const tx = (x: number) => (log ? Math.log10(x) : x);
   const span = tx(xMax) - tx(xMin) || 1;
   const yMax = niceMax(Math.max(...ys));
