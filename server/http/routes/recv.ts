@@ -24,9 +24,12 @@ export function recvRoute(chat: ChatContext) {
   const { hub, presence, store, config } = chat;
 
   return async function recv(req: Request, res: Response): Promise<void> {
-    const room = parseRoom(req.query.room);
-    const since = parseId(req.query.since);
-    const client = parseClient(req.query.client);
+    // Express 5's `req.query` is a getter that parses the query string on
+    // every read: read it once, not three times (two parses saved per poll).
+    const query = req.query;
+    const room = parseRoom(query.room);
+    const since = parseId(query.since);
+    const client = parseClient(query.client);
     if (hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     if (hub.full) throw httpError('overloaded', undefined, { retryAfter: 5 });
     if (client !== undefined) presence.touch(room, client);
