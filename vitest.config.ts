@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'client/**/*.test.ts'],
     // Long-poll tests hold requests open for a poll timeout; keep it short in
     // tests (each sets its own) but allow slow CI machines some room.
     testTimeout: 30_000,

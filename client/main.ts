@@ -1,1 +1,139 @@
-console.log(1);
+/**
+ * The page's wiring: read the room from the URL, show the latest messages,
+ * start the long-poll loop (`poll.ts`) and the sender (`sender.ts`), and
+ * connect them to the DOM (`view.ts`).
+ */
+import $ from 'jquery';
+import { ApiError, history, type Message } from './api.ts';
+import { backoffDelay, sleep } from './backoff.ts';
+import { randomId } from './ids.ts';
+import { Poller } from './poll.ts';
+import { Sender } from './sender.ts';
+import { ChatView } from './view.ts';
+
+/** Messages per `/history` page: the latest page on open, then older ones on scroll. */
+const PAGE = 50;
+/** Start loading the older page this close (px) to the top, before the reader hits it. */
+const NEAR_TOP_PX = 80;
+const NICKNAME_KEY = 'chat.nickname';
+
+const room = new URLSearchParams(location.search).get('room') || 'main';
+// One id per page load: a reload or a duplicated tab is a new client, and the
+// server forgets the old one as soon as its waiting poll closes.
+const client = randomId();
+const view = new ChatView();
+view.showRoom(room);
+
+const $nickname = $('#nickname');
+const $message = $('#message');
+$nickname.val(localStorage.getItem(NICKNAME_KEY) ?? '');
+$nickname.on('change', () => localStorage.setItem(NICKNAME_KEY, String($nickname.val()).trim()));
+
+const sender = new Sender({
+  room,
+  onSent(pending, message) {
+    view.removePending(pending.key);
+    view.markMine(message.id);
+    view.addMessages([message]);
+  },
+  onRetrying(pending, error) {
+    view.retryingPending(pending.key, error);
+  },
+  onRefused(pending, error) {
+    view.removePending(pending.key);
+    view.showSendError(error.message);
+    // Hand the text back, so nothing typed is lost.
+    const current = String($message.val());
+    $message.val(current.trim() === '' ? pending.text : `${pending.text}\n${current}`);
+  },
+});
+
+$('#composer').on('submit', (event) => {
+  event.preventDefault();
+  const text = String($message.val());
+  if (text.trim() === '') return;
+  const nickname = String($nickname.val()).trim();
+  localStorage.setItem(NICKNAME_KEY, nickname);
+  view.showSendError(undefined);
+  view.addPending(sender.enqueue(text, nickname));
+  $message.val('').trigger('focus');
+});
+
+$message.on('keydown', (event) => {
+  // Enter sends; Shift+Enter adds a line; Enter that confirms an IME composition does neither.
+  if (event.key !== 'Enter' || event.shiftKey || event.originalEvent?.isComposing) return;
+  event.preventDefault();
+  ($('#composer')[0] as HTMLFormElement).requestSubmit();
+});
+
+let loadingOlder = false;
+let hasOlder = true;
+
+async function loadOlder(): Promise<void> {
+  const before = view.oldestId();
+  if (loadingOlder || !hasOlder || before === undefined) return;
+  loadingOlder = true;
+  view.showOlder('loading');
+  try {
+    const older = await history(room, before, PAGE);
+    hasOlder = older.length === PAGE;
+    view.addOlder(older);
+    view.showOlder(hasOlder ? 'idle' : 'start');
+  } catch {
+    view.showOlder('error');
+  } finally {
+    loadingOlder = false;
+  }
+  // A tall screen may still show no scroll bar: keep filling it.
+  if (hasOlder && view.fitsWithoutScrolling()) void loadOlder();
+}
+
+view.log.on('scroll', () => {
+  if (view.log[0]!.scrollTop < NEAR_TOP_PX) void loadOlder();
+});
+
+/** The latest page, retried with backoff until the server answers (it may be restarting). */
+async function loadLatest(): Promise<Message[] | undefined> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await history(room, undefined, PAGE);
+    } catch (thrown) {
+      const error = thrown instanceof ApiError ? thrown : undefined;
+      if (error && !error.retryable) {
+        view.showStatus('stopped', error);
+        return undefined;
+      }
+      view.showStatus('reconnecting', error);
+      await sleep(backoffDelay(attempt, error?.retryAfterMs)).done;
+    }
+  }
+}
+
+async function start(): Promise<void> {
+  const latest = await loadLatest();
+  if (latest === undefined) return;
+  view.addMessages(latest);
+  view.scrollToBottom();
+  hasOlder = latest.length === PAGE;
+  if (!hasOlder && latest.length > 0) view.showOlder('start');
+  if (hasOlder && view.fitsWithoutScrolling()) void loadOlder();
+
+  const poller = new Poller({
+    room,
+    client,
+    cursor: latest.at(-1)?.id ?? 0,
+    onMessages: (messages) => view.addMessages(messages),
+    onOnline: (count) => view.showOnline(count),
+    onStatus: (status, error) => view.showStatus(status, error),
+  });
+  view.showStatus('connected');
+  poller.start();
+
+  // The browser knows before our backoff does: retry at once.
+  window.addEventListener('online', () => {
+    poller.wake();
+    sender.wake();
+  });
+}
+
+void start();

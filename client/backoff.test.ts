@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay } from './backoff.ts';
+
+describe('backoffDelay', () => {
+  const almostOne = () => 0.999_999;
+
+  it('should stay under a ceiling that doubles from 500 ms', () => {
+    expect(backoffDelay(0, undefined, { random: almostOne })).toBe(499);
+    expect(backoffDelay(1, undefined, { random: almostOne })).toBe(999);
+    expect(backoffDelay(3, undefined, { random: almostOne })).toBe(3999);
+  });
+
+  it('should never pass the 10 s cap, however many failures', () => {
+    expect(backoffDelay(5, undefined, { random: almostOne })).toBe(9999);
+    expect(backoffDelay(500, undefined, { random: almostOne })).toBe(9999);
+  });
+
+  it('should spread delays over the whole range (full jitter)', () => {
+    expect(backoffDelay(3, undefined, { random: () => 0 })).toBe(0);
+    expect(backoffDelay(3, undefined, { random: () => 0.5 })).toBe(2000);
+  });
+
+  it('should never come back sooner than Retry-After', () => {
+    expect(backoffDelay(0, 3000, { random: almostOne })).toBe(3000);
+    expect(backoffDelay(5, 3000, { random: almostOne })).toBe(9999);
+  });
+});

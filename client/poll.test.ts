@@ -1,0 +1,148 @@
+/**
+ * The loop's decisions, with a scripted transport in place of the network:
+ * what it polls with, what it hands on, and how it treats errors. The real
+ * network, server and browser are in the e2e suite (`e2e/reconnect.spec.ts`).
+ */
+import { describe, expect, it } from 'vitest';
+import { ApiError, type Message, type RecvAnswer } from './api.ts';
+import { type ConnectionStatus, Poller } from './poll.ts';
+
+const message = (id: number): Message => ({
+  id,
+  room: 'main',
+  nickname: 'Ann',
+  text: `message ${id}`,
+  time: '2026-11-30T00:00:00.000Z',
+});
+const answer = (ids: number[], online = 1): RecvAnswer => ({
+  messages: ids.map(message),
+  cursor: ids.at(-1) ?? 0,
+  online,
+});
+
+/** A poller whose transport plays `script` in order, then waits until stopped. */
+function scripted(script: (RecvAnswer | ApiError)[]) {
+  const sinces: number[] = [];
+  const delivered: number[][] = [];
+  const statuses: ConnectionStatus[] = [];
+  const online: number[] = [];
+  let pings = 0;
+  let idle: () => void = () => {};
+  const settled = new Promise<void>((resolve) => {
+    idle = resolve;
+  });
+  const poller = new Poller({
+    room: 'main',
+    client: 'tab-12345678',
+    cursor: 0,
+    onMessages: (messages) => delivered.push(messages.map((m) => m.id)),
+    onOnline: (count) => online.push(count),
+    onStatus: (status) => statuses.push(status),
+    backoff: { random: () => 0 },
+    ping: async () => {
+      pings += 1;
+    },
+    recv: (_room, since, _client, signal) => {
+      sinces.push(since);
+      const next = script.shift();
+      if (next instanceof ApiError) return Promise.reject(next);
+      if (next) return Promise.resolve(next);
+      idle();
+      return new Promise((_resolve, reject) =>
+        signal?.addEventListener('abort', () => reject(signal.reason)),
+      );
+    },
+  });
+  return {
+    poller,
+    sinces,
+    delivered,
+    statuses,
+    online,
+    pings: () => pings,
+    /** Resolves when the script is played out and the loop waits on its next poll. */
+    settled,
+  };
+}
+
+describe('Poller', () => {
+  describe('when answers come', () => {
+    it('should poll again at once with the id of the last message it has', async () => {
+      const run = scripted([answer([1, 2]), answer([3]), answer([])]);
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.sinces).toEqual([0, 2, 3, 3]);
+      expect(run.delivered).toEqual([[1, 2], [3]]);
+    });
+
+    it('should drop messages at or below its cursor, so none shows twice', async () => {
+      const run = scripted([answer([1, 2]), answer([2, 3]), answer([1])]);
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.delivered).toEqual([[1, 2], [3]]);
+      expect(run.poller.cursor).toBe(3);
+    });
+
+    it('should pass on the online count of every answer', async () => {
+      const run = scripted([answer([], 1), answer([], 2), answer([1], 3)]);
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.online).toEqual([1, 2, 3]);
+    });
+  });
+
+  describe('when a poll fails on the network or with 503', () => {
+    it('should show reconnecting, ping, show connected, and poll with the same cursor', async () => {
+      const run = scripted([
+        answer([1]),
+        new ApiError('down', 0, 'network_error'),
+        new ApiError('busy', 503, 'overloaded'),
+        answer([2]),
+      ]);
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.sinces).toEqual([0, 1, 1, 1, 2]);
+      expect(run.delivered).toEqual([[1], [2]]);
+      expect(run.statuses).toEqual([
+        'connected',
+        'reconnecting',
+        'connected',
+        'reconnecting',
+        'connected',
+      ]);
+      expect(run.pings()).toBe(2);
+    });
+  });
+
+  describe('when the server refuses the poll (4xx)', () => {
+    it('should stop and report why, without retrying', async () => {
+      const refused = new ApiError('Field "room" must match …', 400, 'invalid_room');
+      const statuses: [ConnectionStatus, ApiError | undefined][] = [];
+      let polls = 0;
+      const stopped = new Promise<void>((resolve) => {
+        new Poller({
+          room: 'Bad Room',
+          client: 'tab-12345678',
+          cursor: 0,
+          onMessages: () => {},
+          onOnline: () => {},
+          onStatus: (status, error) => {
+            statuses.push([status, error]);
+            if (status === 'stopped') resolve();
+          },
+          recv: async () => {
+            polls += 1;
+            throw refused;
+          },
+        }).start();
+      });
+      await stopped;
+      expect(polls).toBe(1);
+      expect(statuses).toEqual([['stopped', refused]]);
+    });
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Sending messages, reliably and in order.
+ *
+ * Each message gets a random idempotency `key` when the user sends it. A
+ * send that fails on the network, or gets 429/503, is retried with the same
+ * key after a backoff, so the server stores it once even when an earlier
+ * attempt did reach it and only the answer was lost. Sends leave one at a
+ * time, in the order typed, so a retry never lets a later line overtake an
+ * earlier one. An error a retry cannot fix (other 4xx) is reported and the
+ * queue moves on.
+ */
+import { ApiError, type Message, send } from './api.ts';
+import { type BackoffOptions, backoffDelay, sleep } from './backoff.ts';
+import { randomId } from './ids.ts';
+
+export interface PendingSend {
+  key: string;
+  text: string;
+  nickname: string;
+}
+
+export interface SenderOptions {
+  room: string;
+  /** The server stored it. */
+  onSent(pending: PendingSend, message: Message): void;
+  /** A retry failed and another will follow. */
+  onRetrying(pending: PendingSend, error: ApiError): void;
+  /** The server refused it for good (4xx): the text is handed back. */
+  onRefused(pending: PendingSend, error: ApiError): void;
+  send?: typeof send;
+  backoff?: BackoffOptions;
+}
+
+export class Sender {
+  readonly #queue: PendingSend[] = [];
+  #running = false;
+  #wake: () => void = () => {};
+  readonly #options: SenderOptions;
+
+  constructor(options: SenderOptions) {
+    this.#options = options;
+  }
+
+  /** Queues a message and returns it with its key, so the page can show it as pending. */
+  enqueue(text: string, nickname: string): PendingSend {
+    const pending = { key: randomId(), text, nickname };
+    this.#queue.push(pending);
+    if (!this.#running) void this.#run();
+    return pending;
+  }
+
+  /** Cuts a backoff wait short, e.g. when the browser reports it is back online. */
+  wake(): void {
+    this.#wake();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    for (let pending = this.#queue[0]; pending; pending = this.#queue[0]) {
+      await this.#deliver(pending);
+      this.#queue.shift();
+    }
+    this.#running = false;
+  }
+
+  async #deliver(pending: PendingSend): Promise<void> {
+    const { room, onSent, onRetrying, onRefused } = this.#options;
+    const post = this.#options.send ?? send;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const message = await post({ ...pending, room });
+        onSent(pending, message);
+        return;
+      } catch (thrown) {
+        const error =
+          thrown instanceof ApiError ? thrown : new ApiError(String(thrown), 0, 'bad_answer');
+        if (!error.retryable) {
+          onRefused(pending, error);
+          return;
+        }
+        onRetrying(pending, error);
+        const pause = sleep(backoffDelay(attempt, error.retryAfterMs, this.#options.backoff));
+        this.#wake = pause.wake;
+        await pause.done;
+      }
+    }
+  }
+}

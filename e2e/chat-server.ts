@@ -1,0 +1,158 @@
+/**
+ * The real chat server as a child process, for end-to-end tests: the
+ * production build (`dist/server/main.js`, serving the built client from
+ * `public/`), started on a free port and stopped with SIGTERM like a real
+ * deployment, so a restart goes through the graceful shutdown.
+ *
+ * The database is `DATABASE_URL` when set (the same suite runs on MySQL),
+ * else a fresh SQLite file in a temporary folder. Tests share one server and
+ * keep apart by room.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const MAIN = resolve(import.meta.dirname, '../dist/server/main.js');
+const READY_TIMEOUT_MS = 20_000;
+
+export interface Message {
+  id: number;
+  room: string;
+  nickname: string;
+  text: string;
+  time: string;
+}
+
+export class ChatServer {
+  #child: ChildProcess | undefined;
+  #port = 0;
+  #log: string[] = [];
+  readonly #databaseUrl: string;
+  readonly #tempDir: string | undefined;
+
+  private constructor(databaseUrl: string | undefined) {
+    if (databaseUrl) {
+      this.#databaseUrl = databaseUrl;
+    } else {
+      this.#tempDir = mkdtempSync(join(tmpdir(), 'lpchat-e2e-'));
+      this.#databaseUrl = `sqlite:${join(this.#tempDir, 'chat.sqlite')}`;
+    }
+  }
+
+  /**
+   * Starts a server on a free port; later restarts reuse that port and database.
+   * @param databaseUrl undefined for a fresh SQLite file. @default process.env.DATABASE_URL
+   */
+  static async start(
+    databaseUrl: string | undefined = process.env.DATABASE_URL,
+  ): Promise<ChatServer> {
+    const server = new ChatServer(databaseUrl);
+    await server.start();
+    return server;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.#port}`;
+  }
+
+  get running(): boolean {
+    return this.#child !== undefined;
+  }
+
+  /** The server's log so far, for a failing test's report. */
+  get log(): string {
+    return this.#log.join('\n');
+  }
+
+  /** Starts the process and resolves once it logs that it listens (no sleeping). */
+  async start(): Promise<void> {
+    if (this.#child) throw new Error('The chat server is already running');
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        ...process.env,
+        PORT: String(this.#port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: this.#databaseUrl,
+        // Short polls: presence and empty answers come round within a test's patience.
+        POLL_TIMEOUT_MS: '4000',
+        PRESENCE_GRACE_MS: '1000',
+        SEND_RATE: '0',
+        LOG_LEVEL: 'info',
+        WORKERS: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.#child = child;
+    // If the test runner itself dies, the server must not outlive it.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    child.once('exit', () => {
+      process.off('exit', killOnExit);
+      if (this.#child === child) this.#child = undefined;
+    });
+    const ready = new Promise<number>((resolveReady, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`The chat server did not start:\n${this.log}`)),
+        READY_TIMEOUT_MS,
+      );
+      const onLine = (line: string) => {
+        this.#log.push(line);
+        const listening = /listening on http:\/\/[^:]+:(\d+)/.exec(line);
+        if (listening) {
+          clearTimeout(timer);
+          resolveReady(Number(listening[1]));
+        }
+      };
+      createInterface({ input: child.stdout! }).on('line', onLine);
+      createInterface({ input: child.stderr! }).on('line', onLine);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`The chat server exited with ${code} before listening:\n${this.log}`));
+      });
+    });
+    this.#port = await ready;
+  }
+
+  /** SIGTERM, as a process manager does, and wait for the process to end. */
+  async stop(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Stops the server and removes its temporary database. */
+  async close(): Promise<void> {
+    await this.stop();
+    if (this.#tempDir) rmSync(this.#tempDir, { recursive: true, force: true });
+  }
+
+  /** `POST /send` from outside the browser, e.g. another client or a bot. */
+  async send(room: string, text: string, nickname = 'Bot'): Promise<Message> {
+    const res = await fetch(`${this.url}/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ room, text, nickname }),
+    });
+    if (!res.ok) throw new Error(`POST /send: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { message: Message }).message;
+  }
+
+  /** Every message of a room, oldest first (for rooms of at most 100 messages). */
+  async history(room: string): Promise<Message[]> {
+    const res = await fetch(`${this.url}/history?room=${room}&limit=100`);
+    if (!res.ok) throw new Error(`GET /history: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { messages: Message[] }).messages;
+  }
+}

@@ -1,0 +1,24 @@
+import { expect, test } from './fixtures.ts';
+
+test.describe('who is online', () => {
+  test('counts the open pages of the room and drops one that closes', async ({ openChat }) => {
+    const ann = await openChat();
+    // The count comes with each poll answer: the first comes within a poll timeout.
+    await expect(ann.online).toHaveText('1 online');
+
+    const bob = await openChat();
+    await expect(ann.online).toHaveText('2 online');
+    await expect(bob.online).toHaveText('2 online');
+
+    // Closing the tab closes its waiting poll, and the server forgets Bob at once.
+    await bob.page.close();
+    await expect(ann.online).toHaveText('1 online');
+  });
+
+  test('counts rooms apart', async ({ openChat, room }) => {
+    const ann = await openChat();
+    const other = await openChat({ room: `${room}-other` });
+    await expect(ann.online).toHaveText('1 online');
+    await expect(other.online).toHaveText('1 online');
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * The compose files, checked by docker-compose itself: `docker-compose config`
+ * validates a file against the Compose schema and prints it resolved, with no
+ * Docker engine needed (none runs here). The resolved file is then read to
+ * check what the deployment relies on: health checks, start order, the
+ * settings that make the chat right behind nginx, and that the MongoDB
+ * variant is the same stack apart from its database.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { NGINX_CONF } from './nginx.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const MAIN_FILE = join(ROOT, 'docker-compose.yml');
+const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
+
+const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+if (!hasCompose && process.env.CI) {
+  throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
+}
+
+interface Service {
+  image?: string;
+  build?: { context: string; target: string };
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  deploy?: { replicas?: number };
+  ports?: { target: number; published: number | string }[];
+}
+
+interface Compose {
+  services: Record<string, Service>;
+}
+
+const run = promisify(execFile);
+
+/** `docker-compose -f file config`, read back as an object. */
+async function resolvedConfig(file: string): Promise<Compose> {
+  const { stdout } = await run('docker-compose', ['-f', file, 'config'], {
+    env: { ...process.env, MYSQL_PASSWORD: '', HTTP_PORT: '' },
+  });
+  // PyYAML comes with docker-compose (it is written in Python).
+  const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
+    const child = execFile(
+      'python3',
+      ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
+      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+    );
+    child.stdin?.end(stdout);
+  });
+  return JSON.parse(json) as Compose;
+}
+
+const title = hasCompose
+  ? 'docker-compose files (docker-compose config)'
+  : 'docker-compose files: SKIPPED, docker-compose is not installed here (CI installs it)';
+
+describe.skipIf(!hasCompose)(title, () => {
+  let main: Compose;
+  let mongodb: Compose;
+
+  beforeAll(async () => {
+    [main, mongodb] = await Promise.all([resolvedConfig(MAIN_FILE), resolvedConfig(MONGODB_FILE)]);
+  });
+
+  it('really validates: a file with an unknown key is refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'chat-compose-'));
+    try {
+      const bad = join(dir, 'docker-compose.yml');
+      await writeFile(bad, 'services:\n  app:\n    image: node:20\n    helthcheck: {}\n');
+      await expect(run('docker-compose', ['-f', bad, 'config'])).rejects.toThrow(/helthcheck/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('docker-compose.yml', () => {
+    it('runs nginx, the chat, MariaDB and Redis', () => {
+      expect(Object.keys(main.services).sort()).toEqual(['app', 'mariadb', 'redis', 'web']);
+      expect(main.services.web?.build?.target).toBe('web');
+      expect(main.services.app?.build?.target).toBe('app');
+      expect(main.services.web?.ports?.map((port) => port.target)).toEqual([80]);
+    });
+
+    it('gives every service a health check, and starts each after what it needs is healthy', () => {
+      for (const [name, service] of Object.entries(main.services)) {
+        expect({ name, healthcheck: Array.isArray(service.healthcheck?.test) }).toEqual({
+          name,
+          healthcheck: true,
+        });
+      }
+      expect(main.services.web?.depends_on).toEqual({ app: { condition: 'service_healthy' } });
+      expect(main.services.app?.depends_on).toEqual({
+        mariadb: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
+    });
+
+    it('runs two replicas of the chat that share MariaDB and hear each other through Redis', () => {
+      const app = main.services.app;
+      expect(app?.deploy?.replicas).toBeGreaterThanOrEqual(2);
+      expect(app?.environment?.DATABASE_URL).toMatch(/^mysql:\/\/chat:[^@]*@mariadb:3306\/chat$/);
+      expect(app?.environment?.REDIS_URL).toBe('redis://redis:6379');
+    });
+
+    it('sets the chat up for nginx: one trusted hop, no static files, a poll nginx waits for', async () => {
+      const env = main.services.app?.environment ?? {};
+      expect(env.TRUST_PROXY).toBe('1');
+      expect(env.SERVE_STATIC).toBe('false');
+      const nginx = await readFile(NGINX_CONF, 'utf8');
+      const recv = nginx.slice(nginx.indexOf('location = /recv {'));
+      const readTimeoutMs = Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]) * 1000;
+      expect(Number(env.POLL_TIMEOUT_MS) + 10_000).toBeLessThanOrEqual(readTimeoutMs);
+    });
+
+    it('checks health on the port the chat listens on', () => {
+      const app = main.services.app;
+      expect(app?.healthcheck?.test.join(' ')).toContain(
+        `127.0.0.1:${app?.environment?.PORT}/health`,
+      );
+    });
+  });
+
+  describe('deploy/docker-compose.mongodb.yml', () => {
+    it('runs MongoDB in place of MariaDB', () => {
+      expect(Object.keys(mongodb.services).sort()).toEqual(['app', 'mongodb', 'redis', 'web']);
+      expect(mongodb.services.app?.environment?.DATABASE_URL).toBe('mongodb://mongodb:27017/chat');
+      expect(mongodb.services.app?.depends_on).toEqual({
+        mongodb: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
+      expect(mongodb.services.mongodb?.healthcheck?.test).toBeDefined();
+    });
+
+    it('is otherwise the same stack as docker-compose.yml', () => {
+      const withoutDatabase = ({ services }: Compose) => {
+        const { app, web, redis } = services;
+        const { DATABASE_URL: _url, ...environment } = app?.environment ?? {};
+        return { web, redis, app: { ...app, environment, depends_on: undefined } };
+      };
+      expect(withoutDatabase(mongodb)).toEqual(withoutDatabase(main));
+    });
+  });
+});

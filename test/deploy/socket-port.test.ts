@@ -1,0 +1,133 @@
+/**
+ * PORT as a path: IIS (Helicon Zoo, iisnode) hands Node a named pipe
+ * (`\\.\pipe\…`) instead of a TCP port. A Unix socket is the Linux analogue,
+ * and the same `server.listen(path)` serves both. The chat runs here as the
+ * real entry point (`server/main.ts`) in a child process, configured only by
+ * its environment, as IIS or Docker would start it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type RecvBody, startTestChat } from '../helpers/chat.ts';
+import { http, postJson } from './http.ts';
+
+const MAIN = new URL('../../server/main.ts', import.meta.url).pathname;
+
+interface Health {
+  status: string;
+  waiting: number;
+}
+
+describe('PORT given as a socket path', () => {
+  describe('behind IIS, which forwards the visitor in X-Forwarded-For', () => {
+    it('tells visitors apart with TRUST_PROXY=1, though the pipe has no address', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'chat-socket-'));
+      const socketPath = join(dir, 'chat.sock');
+      // One send per visitor: the rate limit keys on req.ip.
+      const chat = await startTestChat({
+        port: socketPath,
+        trustProxy: 1,
+        sendRatePerSec: 0.0001,
+        sendBurst: 1,
+      });
+      try {
+        const sendAs = (visitor: string) =>
+          postJson(
+            'http://localhost/send',
+            { text: 'hi' },
+            {
+              socketPath,
+              headers: { 'x-forwarded-for': `203.0.113.9, ${visitor}` },
+            },
+          );
+        expect((await sendAs('198.51.100.1')).status).toBe(200);
+        expect((await sendAs('198.51.100.1')).status).toBe(429);
+        // The first entry is whatever the visitor claimed; only the last,
+        // added by IIS, counts.
+        expect((await sendAs('198.51.100.2')).status).toBe(200);
+      } finally {
+        await chat.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('as the entry point starts under IIS or Docker', () => {
+    let dir: string;
+    let socketPath: string;
+    let child: ChildProcess | undefined;
+
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'chat-socket-'));
+      socketPath = join(dir, 'chat.sock');
+    });
+
+    afterEach(async () => {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGKILL');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    /** Starts `server/main.ts` with PORT=<socket>; resolves when it logs that it listens. */
+    async function startMain(): Promise<ChildProcess> {
+      const started = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+        env: {
+          ...process.env,
+          PORT: socketPath,
+          DATABASE_URL: 'memory:',
+          SERVE_STATIC: 'false',
+          LOG_LEVEL: 'info',
+          WORKERS: '1',
+          REDIS_URL: '',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      child = started;
+      let stderr = '';
+      await new Promise<void>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          stderr += chunk;
+          if (stderr.includes('listening on')) {
+            started.stderr?.off('data', onData);
+            started.off('exit', onExit);
+            resolve();
+          }
+        };
+        const onExit = (code: number | null) =>
+          reject(new Error(`the chat exited with ${code} before listening:\n${stderr}`));
+        started.stderr?.on('data', onData);
+        started.once('exit', onExit);
+      });
+      return started;
+    }
+
+    const get = (path: string) => http(`http://localhost${path}`, { socketPath });
+
+    it('listens on the socket and answers over it', async () => {
+      await startMain();
+      const health = await get('/health');
+      expect(health.status).toBe(200);
+      expect(health.json<Health>()).toMatchObject({ status: 'ok' });
+    });
+
+    it('answers a waiting poll with the empty list on SIGTERM, then exits cleanly', async () => {
+      const chat = await startMain();
+      const poll = get('/recv?since=0');
+      // The waiting count in /health is the chat's own view of the held poll.
+      while ((await get('/health')).json<Health>().waiting !== 1);
+
+      const exited = once(chat, 'exit');
+      chat.kill('SIGTERM');
+      const answer = await poll;
+      expect(answer.status).toBe(200);
+      expect(answer.json<RecvBody>()).toMatchObject({ messages: [], cursor: 0 });
+      expect(await exited).toEqual([0, null]);
+    });
+  });
+});
