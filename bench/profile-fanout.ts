@@ -24,7 +24,7 @@ const spec =
         });
 if (profile && which === 'chat') {
   const dir = join(import.meta.dirname, 'results', 'profiles');
-  spec.argv = ['node', '--cpu-prof', `--cpu-prof-dir=${dir}`, 'dist/server/main.js'];
+  spec.argv = [spec.argv[0]!, '--cpu-prof', `--cpu-prof-dir=${dir}`, ...spec.argv.slice(1)];
 }
 
 const gen = new LoadGenerator();
@@ -34,7 +34,7 @@ try {
     const row = await fanout(server, gen, clients);
     const { p50, p99, max } = row.latency;
     console.log(
-      `N=${clients}: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms; ${(row.bytesPerClient / 1024).toFixed(1)} KB/client; ` +
+      `N=${clients}: p50 ${p50} ms, p99 ${p99} ms, max ${max} ms; ${(row.bytesPerClient / 1024).toFixed(1)} KB/client (heap ${(row.heapBytesPerClient / 1024).toFixed(1)} KB); ` +
         `server CPU µs/client: poll ${row.serverCpuUs.perPoll}, delivery ${row.serverCpuUs.perDelivery}; generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
     );
   }

@@ -63,7 +63,10 @@ export interface FanoutRow {
   histogram: { edges: number[]; counts: number[] };
   answered: number;
   failed: number;
+  /** Server resident memory per waiting client (RSS after a full GC, armed minus before). */
   bytesPerClient: number;
+  /** JS heap in use per waiting client, after a full GC: what the JS objects of a poll hold. */
+  heapBytesPerClient: number;
   /** Server CPU per client: taking the poll (connect, parse, route, wait), and answering it (including the close). */
   serverCpuUs: { perPoll: number; perDelivery: number };
   armMs: number;

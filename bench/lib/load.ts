@@ -32,17 +32,19 @@ export class LoadGenerator {
   }
 
   /** `onArmed` runs while a fan-out's polls all wait, before the send (to read the server's memory). */
-  run(command: FanoutCommand, onArmed?: () => void): Promise<FanoutResult>;
+  run(command: FanoutCommand, onArmed?: () => Promise<void>): Promise<FanoutResult>;
   run(command: SustainedCommand): Promise<SustainedResult>;
   run(command: MixCommand): Promise<MixResult>;
-  run(command: Command, onArmed?: () => void): Promise<unknown> {
+  run(command: Command, onArmed?: () => Promise<void>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const child = this.#child;
       const onExit = () => reject(new Error('the load generator died'));
       const onMessage = (reply: Reply) => {
         if ('armed' in reply) {
-          onArmed?.();
-          child.send({ kind: 'fire' });
+          (onArmed?.() ?? Promise.resolve()).then(
+            () => child.send({ kind: 'fire' }),
+            (error: unknown) => reject(error),
+          );
           return;
         }
         child.off('exit', onExit);

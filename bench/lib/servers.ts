@@ -31,26 +31,27 @@ export interface RunningServer {
   rssBytes(): number;
   /** How many processes the server runs (1 + cluster workers). */
   processCount(): Promise<number>;
+  /** Runs a full GC in the server (its bench-only `/bench/gc` route) and returns its JS heap in use, in bytes. */
+  collectGarbage(): Promise<number>;
   stop(): Promise<void>;
 }
 
 export interface ChatOptions {
   databaseUrl: string;
   workers?: number;
-  preload?: string;
   pollTimeoutMs?: number;
 }
+
+/** Every server under test gets the bench-only routes (`/burn`, `/bench/gc`), so they compare fairly. */
+const benchNode = ['node', '--expose-gc', '--import', './bench/servers/bench-routes.mjs'];
+const benchNodeWithTsx = [...benchNode, ...nodeWithTsx.slice(1)];
 
 export function chatSpec(name: string, label: string, options: ChatOptions): ServerSpec {
   const workers = options.workers ?? 1;
   return {
     name,
     label,
-    argv: [
-      'node',
-      ...(options.preload ? ['--import', options.preload] : []),
-      'dist/server/main.js',
-    ],
+    argv: [...benchNode, 'dist/server/main.js'],
     env: {
       DATABASE_URL: options.databaseUrl,
       SEND_RATE: '0',
@@ -68,7 +69,7 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
 export const bareHttpSpec: ServerSpec = {
   name: 'bare-http',
   label: 'raw node:http (ceiling)',
-  argv: [...nodeWithTsx, 'bench/servers/bare-http.ts'],
+  argv: [...benchNodeWithTsx, 'bench/servers/bare-http.ts'],
   cursors: true,
   readyPath: '/stats',
   processes: 1,
@@ -77,7 +78,7 @@ export const bareHttpSpec: ServerSpec = {
 export const bareExpressSpec: ServerSpec = {
   name: 'bare-express',
   label: 'bare Express',
-  argv: [...nodeWithTsx, 'bench/servers/bare-express.ts'],
+  argv: [...benchNodeWithTsx, 'bench/servers/bare-express.ts'],
   cursors: true,
   readyPath: '/stats',
   processes: 1,
@@ -86,7 +87,7 @@ export const bareExpressSpec: ServerSpec = {
 export const naiveSpec: ServerSpec = {
   name: 'naive',
   label: 'naive 2011 chat',
-  argv: [...nodeWithTsx, 'examples/naive/server.ts'],
+  argv: [...benchNodeWithTsx, 'examples/naive/server.ts'],
   cursors: false,
   readyPath: '/stats',
   processes: 1,
@@ -129,6 +130,10 @@ export async function startServer(
     cpuSeconds: () => cpuSeconds(pid),
     rssBytes: () => rssBytes(pid),
     processCount: async () => (await import('./proc.ts')).processTree(pid).length,
+    collectGarbage: async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/bench/gc`);
+      return ((await res.json()) as { heapUsed: number }).heapUsed;
+    },
     stop: () => stop(child),
   };
 }

@@ -16,20 +16,13 @@ import { chatSpec, type RunningServer, startServer } from '../lib/servers.ts';
 import { summarise } from '../lib/stats.ts';
 import { fanout, sustained } from './polls.ts';
 
-const BURN_ROUTE = './bench/servers/burn-route.mjs';
-
 /** Starts the chat with `workers` workers, or resolves undefined when it runs in one process only. */
 async function startCluster(
   workers: number,
   databaseUrl: string,
-  preload?: string,
 ): Promise<RunningServer | undefined> {
   const server = await startServer(
-    chatSpec(`chat-w${workers}`, `chat, WORKERS=${workers}`, {
-      databaseUrl,
-      workers,
-      ...(preload ? { preload } : {}),
-    }),
+    chatSpec(`chat-w${workers}`, `chat, WORKERS=${workers}`, { databaseUrl, workers }),
   );
   if (workers === 1) return server;
   // The primary plus its workers. A worker answered `/time` already, so the
@@ -50,7 +43,7 @@ export async function cpuBound(
   results: Results,
 ): Promise<void> {
   for (const workers of [1, 2]) {
-    const server = await startCluster(workers, databaseUrl(`t7-${workers}`), BURN_ROUTE);
+    const server = await startCluster(workers, databaseUrl(`t7-${workers}`));
     if (!server) {
       results.t7.push({ workers, available: false });
       progress(`[T7 CPU-bound] WORKERS=${workers}: cluster mode not available`);

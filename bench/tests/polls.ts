@@ -54,15 +54,22 @@ export async function fanout(
   gen: LoadGenerator,
   clients: number,
 ): Promise<FanoutRow> {
+  // Memory is read after a full GC (bench-only route) on one process; a
+  // cluster's workers are read as they are.
+  const collect = () =>
+    server.spec.processes === 1 ? server.collectGarbage() : Promise.resolve(Number.NaN);
+  const heapBefore = await collect();
+  let heapArmed = Number.NaN;
   const rssBefore = server.rssBytes();
   const cpuBefore = server.cpuSeconds();
   let rssArmed = Number.NaN;
   let cpuArmed = Number.NaN;
   const run = await gen.run(
     { kind: 'fanout', target: server.target, room: freshRoom('t5'), clients, timeoutMs: 30_000 },
-    () => {
-      rssArmed = server.rssBytes();
+    async () => {
       cpuArmed = server.cpuSeconds();
+      heapArmed = await collect();
+      rssArmed = server.rssBytes();
     },
   );
   const cpuDone = server.cpuSeconds();
@@ -76,6 +83,7 @@ export async function fanout(
     answered: run.answered,
     failed: run.failed,
     bytesPerClient: Math.max(0, Math.round((rssArmed - rssBefore) / clients)),
+    heapBytesPerClient: Math.round((heapArmed - heapBefore) / clients),
     // CPU time is steadier than wall time on a shared machine: compare these across changes.
     serverCpuUs: {
       perPoll: Math.round(((cpuArmed - cpuBefore) * 1e6) / clients),
@@ -97,7 +105,7 @@ export async function fanouts(
     results.t5.push(row);
     progress(
       `[T5 fan-out] ${server.spec.label}, N=${clients}: p50 ${row.latency.p50} ms, p99 ${row.latency.p99} ms, max ${row.latency.max} ms, ` +
-        `${row.answered}/${clients} answered, ${round(row.bytesPerClient / 1024, 1)} KB/client, server CPU µs/client: poll ${row.serverCpuUs.perPoll}, delivery ${row.serverCpuUs.perDelivery}; generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
+        `${row.answered}/${clients} answered, ${round(row.bytesPerClient / 1024, 1)} KB/client (JS heap ${round(row.heapBytesPerClient / 1024, 1)} KB), server CPU µs/client: poll ${row.serverCpuUs.perPoll}, delivery ${row.serverCpuUs.perDelivery}; generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
     );
   }
 }

@@ -163,7 +163,9 @@ export class Hub {
     (res as TrackedResponse)[WAITER] = waiter;
     room.waiters.add(waiter);
     this.#queue.add(waiter);
-    res.once('close', onResponseClose);
+    // `on`, not `once`: `#remove` takes the listener off on every exit anyway,
+    // and `once` would allocate a wrapper and its state per waiting poll.
+    res.on('close', onResponseClose);
     if (this.#timer === undefined) this.#armTimer();
   }
 
