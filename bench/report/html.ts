@@ -82,7 +82,13 @@ export function renderHtml(r: Results): string {
           'waiting clients N',
           'p99 ms',
         ) +
-        '<h3>Server memory per waiting client</h3>' +
+        '<h3>Server memory per waiting client: JS heap, after a full GC</h3>' +
+        lineChart(
+          fanoutSeries((row) => row.heapBytesPerClient / 1024),
+          'waiting clients N',
+          'KB per client',
+        ) +
+        '<h3>Server memory per waiting client: resident (RSS)</h3>' +
         lineChart(
           fanoutSeries((row) => row.bytesPerClient / 1024),
           'waiting clients N',
