@@ -90,6 +90,27 @@ async function suite(spec: ServerSpec, store: string | undefined): Promise<void>
   });
 }
 
+/** T2/T3 on MySQL, in a database of its own, when `MYSQL_URL` is set. */
+async function mysqlSuite(serverUrl: string | undefined): Promise<void> {
+  if (!serverUrl) {
+    results.notes.push('MySQL: set MYSQL_URL to run T2/T3 against MySQL too.');
+    return;
+  }
+  let mysql: Awaited<ReturnType<typeof openMysqlDatabase>>;
+  try {
+    mysql = await openMysqlDatabase(serverUrl);
+  } catch (error) {
+    results.failures.push(`MySQL at MYSQL_URL: ${(error as Error).message}`);
+    progress(`FAIL MySQL at MYSQL_URL: ${(error as Error).message}`);
+    return;
+  }
+  try {
+    await suite(chatSpec('chat-mysql', 'chat (MySQL)', { databaseUrl: mysql.url }), 'mysql');
+  } finally {
+    await mysql.drop();
+  }
+}
+
 function check(results: Results): void {
   for (const row of results.t6) {
     if (row.server.startsWith('chat') && (row.lost > 0 || row.doubled > 0 || row.outOfOrder > 0)) {
@@ -143,14 +164,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  const mysql = process.env.MYSQL_URL ? await openMysqlDatabase(process.env.MYSQL_URL) : undefined;
-  if (mysql) {
-    try {
-      await suite(chatSpec('chat-mysql', 'chat (MySQL)', { databaseUrl: mysql.url }), 'mysql');
-    } finally {
-      await mysql.drop();
-    }
-  } else results.notes.push('MySQL: set MYSQL_URL to run T2/T3 against MySQL too.');
+  await mysqlSuite(process.env.MYSQL_URL);
   await suite(bareHttpSpec, undefined);
   if (wants('T1')) await withServer(bareExpressSpec, (server) => timeRoute(server, sizes, results));
   await suite(naiveSpec, undefined);
