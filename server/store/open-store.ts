@@ -1,6 +1,10 @@
 /**
  * Picks the store from `DATABASE_URL` by its scheme. The entry point owns the
- * connection string; each store is handed what it needs.
+ * connection string; each store is handed what it needs (a path, a mysql2
+ * pool, a MongoDB client).
+ *
+ * The MySQL and MongoDB modules are imported only when chosen, so a chat on
+ * SQLite never loads (or needs) their drivers.
  */
 import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
@@ -13,6 +17,15 @@ export async function openStore(databaseUrl: string): Promise<MessageStore> {
       return new MemoryStore();
     case 'sqlite':
       return new SqliteStore(sqlitePath(databaseUrl));
+    case 'mysql': {
+      const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');
+      return new MysqlStore(createMysqlPool(databaseUrl));
+    }
+    case 'mongodb':
+    case 'mongodb+srv': {
+      const { MongoStore, createMongoClient } = await import('./mongodb-store.ts');
+      return new MongoStore(createMongoClient(databaseUrl));
+    }
     default:
       throw new Error(`No store for DATABASE_URL scheme "${scheme}:"`);
   }
