@@ -1,6 +1,6 @@
 /** The one-file HTML report: tables of figures and the charts of `svg.ts`. */
 import type { Results } from '../lib/context.ts';
-import { barChart, escapeHtml, histogramChart, lineChart, type Series } from './svg.ts';
+import { barChart, colour, escapeHtml, histogramChart, lineChart, type Series } from './svg.ts';
 import { renderTable } from './table.ts';
 
 const byServer = <T extends { label: string }>(rows: T[]) => {
@@ -94,7 +94,7 @@ export function renderHtml(r: Results): string {
           'waiting clients N',
           'KB per client',
         ) +
-        `<h3>Distribution at the largest N</h3><div class="row">${largest.map(([name, row]) => `<figure>${histogramChart(row.histogram.edges, row.histogram.counts, 'ms')}<figcaption>${escapeHtml(name)}, N=${row.clients}</figcaption></figure>`).join('')}</div>`,
+        `<h3>Distribution at the largest N</h3><div class="row">${largest.map(([name, row], i) => `<figure>${histogramChart(row.histogram.edges, row.histogram.counts, 'ms', colour(i))}<figcaption>${escapeHtml(name)}, N=${row.clients}</figcaption></figure>`).join('')}</div>`,
     ),
     section(
       'T6 sustained delivery',
