@@ -5,6 +5,7 @@
  * writes a V8 profile to `bench/results/profiles/` (open it in Chrome
  * DevTools): how the hub and the routes were tuned.
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, naiveSpec, startServer } from './lib/servers.ts';
@@ -14,6 +15,7 @@ const [which = 'chat', sizes = '5000,5000,5000'] = process.argv
   .slice(2)
   .filter((a) => !a.startsWith('--'));
 const profile = process.argv.includes('--cpu-prof');
+const sqliteFile = `/tmp/profile-fanout-${process.pid}.sqlite`;
 const spec =
   which === 'bare'
     ? bareHttpSpec
@@ -41,4 +43,5 @@ try {
 } finally {
   await server.stop();
   gen.close();
+  for (const suffix of ['', '-wal', '-shm']) rmSync(sqliteFile + suffix, { force: true });
 }
