@@ -9,7 +9,9 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
   }
   interface Result {
-    requests: { average: number };
+    requests: { average: number; total: number };
+    /** Seconds. */
+    duration: number;
     latency: { p50: number; p90: number; p99: number; max: number };
     errors: number;
     timeouts: number;
