@@ -69,12 +69,26 @@ interface RoomState {
   dirtyFrom: number | undefined;
 }
 
+/** A serialised answer: its JSON text and its headers, built once per cursor group. */
+export interface Body {
+  readonly json: string;
+  readonly headers: Readonly<Record<string, string | number>>;
+}
+
 const WAITER = Symbol('waiter');
 type TrackedResponse = ServerResponse & { [WAITER]?: Waiter };
 
+/**
+ * Every `/recv` answer's headers. `/recv` runs ahead of helmet (app.ts): of
+ * helmet's dozen headers only these two mean anything on a JSON answer read
+ * by XHR (no MIME sniffing; no cross-origin no-cors reads), and writing 5
+ * header lines instead of 16 per answer is a third of a delivery's CPU.
+ */
 const JSON_HEADERS = {
   'Content-Type': 'application/json; charset=utf-8',
   'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
 export class Hub {
@@ -149,7 +163,9 @@ export class Hub {
     (res as TrackedResponse)[WAITER] = waiter;
     room.waiters.add(waiter);
     this.#queue.add(waiter);
-    res.once('close', onResponseClose);
+    // `on`, not `once`: `#remove` takes the listener off on every exit anyway,
+    // and `once` would allocate a wrapper and its state per waiting poll.
+    res.on('close', onResponseClose);
     if (this.#timer === undefined) this.#armTimer();
   }
 
@@ -206,19 +222,25 @@ export class Hub {
     for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
   }
 
-  /** The response body for `messages`, serialised once and shared by every waiter given it. */
-  body(room: string, messages: Message[], cursor: number): Buffer {
+  /** The answer for `messages`, serialised once and shared by every waiter given it. */
+  body(room: string, messages: Message[], cursor: number): Body {
     const online = this.#options.presence.count(room);
-    return Buffer.from(
-      `{"messages":${JSON.stringify(messages)},"cursor":${cursor},"online":${online}}`,
-    );
+    const json = `{"messages":${JSON.stringify(messages)},"cursor":${cursor},"online":${online}}`;
+    return { json, headers: { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) } };
   }
 
-  /** Writes a prebuilt body: no per-client `res.json`. */
-  static send(res: ServerResponse, body: Buffer): void {
+  /**
+   * Writes a prebuilt answer: no per-client `res.json`, and no per-client
+   * header object (the response has none of its own, so Node uses ours as is).
+   * The body is a string, not a Buffer: Node then sends header and body in
+   * one `write` from a stack buffer, where a Buffer body takes a corked
+   * `writev` of two chunks. Measured on T5 (N=5,000, server CPU per delivery,
+   * median of 6 runs on a busy machine): 126 µs with a Buffer, 102 µs with a string.
+   */
+  static send(res: ServerResponse, body: Body): void {
     if (res.writableEnded || res.destroyed) return;
-    res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': body.length });
-    res.end(body);
+    res.writeHead(200, body.headers);
+    res.end(body.json);
   }
 
   #room(name: string): RoomState {
@@ -313,8 +335,9 @@ export class Hub {
     const ring = room.ring;
     const first = ring[0]!.id;
     const last = ring[ring.length - 1]!.id;
-    const bodies = new Map<number, Buffer>();
-    for (const waiter of [...room.waiters]) {
+    const bodies = new Map<number, Body>();
+    // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
+    for (const waiter of room.waiters) {
       // The 2011 client asked for "the next message": the ones that just came.
       const cursor = waiter.cursor ?? ring[from]!.id - 1;
       if (cursor >= last) continue; // The client is ahead of us: nothing for it yet.
@@ -348,12 +371,12 @@ export class Hub {
     );
   }
 
-  #answer(waiter: Waiter, body: Buffer): void {
+  #answer(waiter: Waiter, body: Body): void {
     this.#remove(waiter);
     Hub.send(waiter.res, body);
   }
 
-  #emptyBody(waiter: Waiter): Buffer {
+  #emptyBody(waiter: Waiter): Body {
     const cursor = waiter.cursor ?? this.lastId(waiter.room.name) ?? 0;
     return this.body(waiter.room.name, [], cursor);
   }
@@ -363,7 +386,8 @@ export class Hub {
     waiter.room.waiters.delete(waiter);
     this.#queue.delete(waiter);
     waiter.res.removeListener('close', onResponseClose);
-    delete (waiter.res as TrackedResponse)[WAITER];
+    // Not `delete`: it would turn every answered response into a slow dictionary-mode object.
+    (waiter.res as TrackedResponse)[WAITER] = undefined;
     if (this.#queue.size === 0) {
       clearTimeout(this.#timer);
       this.#timer = undefined;

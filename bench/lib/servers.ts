@@ -1,0 +1,163 @@
+/**
+ * The servers under test: the chat as built (`dist/server/main.js`) and the
+ * baselines. Each starts on a free port, is ready once `GET /time` answers,
+ * and stops with SIGTERM (then SIGKILL after 5 s).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import type { Target } from '../load/generator.ts';
+import { cpuSeconds, openFileLimit, rssBytes } from './proc.ts';
+import { nodeWithTsx, spawnWithFileLimit } from './spawn.ts';
+
+export interface ServerSpec {
+  /** Short id used in the results: `chat`, `bare-http`, `naive`… */
+  name: string;
+  label: string;
+  argv: string[];
+  env?: Record<string, string>;
+  cursors: boolean;
+  readyPath: string;
+  processes: number;
+}
+
+export interface RunningServer {
+  spec: ServerSpec;
+  pid: number;
+  port: number;
+  target: Target;
+  fileLimit: number;
+  cpuSeconds(): number;
+  rssBytes(): number;
+  /** How many processes the server runs (1 + cluster workers). */
+  processCount(): Promise<number>;
+  /** Runs a full GC in the server (its bench-only `/bench/gc` route) and returns its JS heap in use, in bytes. */
+  collectGarbage(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface ChatOptions {
+  databaseUrl: string;
+  workers?: number;
+  pollTimeoutMs?: number;
+}
+
+/** Every server under test gets the bench-only routes (`/burn`, `/bench/gc`), so they compare fairly. */
+const benchNode = ['node', '--expose-gc', '--import', './bench/servers/bench-routes.mjs'];
+const benchNodeWithTsx = [...benchNode, ...nodeWithTsx.slice(1)];
+
+export function chatSpec(name: string, label: string, options: ChatOptions): ServerSpec {
+  const workers = options.workers ?? 1;
+  return {
+    name,
+    label,
+    argv: [...benchNode, 'dist/server/main.js'],
+    env: {
+      DATABASE_URL: options.databaseUrl,
+      SEND_RATE: '0',
+      LOG_LEVEL: 'warn',
+      POLL_TIMEOUT_MS: String(options.pollTimeoutMs ?? 60_000),
+      SERVE_STATIC: 'false',
+      WORKERS: String(workers),
+    },
+    cursors: true,
+    readyPath: '/health',
+    processes: workers,
+  };
+}
+
+export const bareHttpSpec: ServerSpec = {
+  name: 'bare-http',
+  label: 'raw node:http (ceiling)',
+  argv: [...benchNodeWithTsx, 'bench/servers/bare-http.ts'],
+  cursors: true,
+  readyPath: '/stats',
+  processes: 1,
+};
+
+export const bareExpressSpec: ServerSpec = {
+  name: 'bare-express',
+  label: 'bare Express',
+  argv: [...benchNodeWithTsx, 'bench/servers/bare-express.ts'],
+  cursors: true,
+  readyPath: '/stats',
+  processes: 1,
+};
+
+export const naiveSpec: ServerSpec = {
+  name: 'naive',
+  label: 'naive 2011 chat',
+  argv: [...benchNodeWithTsx, 'examples/naive/server.ts'],
+  cursors: false,
+  readyPath: '/stats',
+  processes: 1,
+};
+
+export async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+export async function startServer(
+  spec: ServerSpec,
+  startTimeoutMs = 15_000,
+): Promise<RunningServer> {
+  const port = await freePort();
+  const child = spawnWithFileLimit(spec.argv, {
+    env: { ...process.env, ...spec.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    throw new Error(`${spec.label} exited (${code ?? signal}) before it was ready:\n${stderr}`);
+  });
+  exited.catch(() => {});
+  await Promise.race([ready(port, startTimeoutMs), exited]);
+  const pid = child.pid!;
+  return {
+    spec,
+    pid,
+    port,
+    target: { port, cursors: spec.cursors, readyPath: spec.readyPath, processes: spec.processes },
+    fileLimit: openFileLimit(pid),
+    cpuSeconds: () => cpuSeconds(pid),
+    rssBytes: () => rssBytes(pid),
+    processCount: async () => (await import('./proc.ts')).processTree(pid).length,
+    collectGarbage: async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/bench/gc`);
+      return ((await res.json()) as { heapUsed: number }).heapUsed;
+    },
+    stop: () => stop(child),
+  };
+}
+
+async function ready(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/time`);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`no answer on port ${port} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(kill);
+}
