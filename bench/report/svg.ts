@@ -92,7 +92,7 @@ export function lineChart(
   const xTicks = ticks
     .map(
       (x) =>
-        `<text x="${px(x)}" y="${height - pad.bottom + 16}" text-anchor="middle" class="axis">${fmt(x)}</text>`,
+        `<text x="${px(x)}" y="${height - pad.bottom + 16}" text-anchor="middle" class="axis">${categories?.[x] ?? fmt(x)}</text>`,
     )
     .join('');
   const lines = series
