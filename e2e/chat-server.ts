@@ -14,17 +14,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Message } from '../server/store/store.ts';
 
 const MAIN = resolve(import.meta.dirname, '../dist/server/main.js');
 const READY_TIMEOUT_MS = 20_000;
-
-export interface Message {
-  id: number;
-  room: string;
-  nickname: string;
-  text: string;
-  time: string;
-}
 
 export class ChatServer {
   #child: ChildProcess | undefined;
