@@ -215,9 +215,10 @@ export class Hub {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    const empties = new Map<RoomState, Map<number, Body>>();
     for (const waiter of [...this.#queue]) {
       waiter.res.setHeader('Connection', 'close');
-      this.#answer(waiter, this.#emptyBody(waiter));
+      this.#answer(waiter, this.#emptyBody(waiter, empties));
     }
     for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
   }
@@ -336,13 +337,17 @@ export class Hub {
     const first = ring[0]!.id;
     const last = ring[ring.length - 1]!.id;
     const bodies = new Map<number, Body>();
+    const behind = new Map<number, Waiter[]>();
     // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
     for (const waiter of room.waiters) {
       // The 2011 client asked for "the next message": the ones that just came.
       const cursor = waiter.cursor ?? ring[from]!.id - 1;
       if (cursor >= last) continue; // The client is ahead of us: nothing for it yet.
       if (cursor < first - 1) {
-        this.#answerFromStore(waiter, cursor);
+        this.#remove(waiter);
+        const group = behind.get(cursor);
+        if (group) group.push(waiter);
+        else behind.set(cursor, [waiter]);
         continue;
       }
       let body = bodies.get(cursor);
@@ -354,19 +359,24 @@ export class Hub {
       }
       this.#answer(waiter, body);
     }
+    for (const [cursor, waiters] of behind) this.#answerFromStore(room, cursor, waiters);
   }
 
-  /** The waiter is behind the ring: it needs a store read (rare: a long-absent client). */
-  #answerFromStore(waiter: Waiter, cursor: number): void {
-    this.#remove(waiter);
-    this.#options.store.after(waiter.room.name, cursor, PAGE_SIZE).then(
+  /**
+   * Waiters behind the ring (rare: long-absent clients) need a store read:
+   * one read, and one answer, per cursor, however many wait with it.
+   */
+  #answerFromStore(room: RoomState, cursor: number, waiters: Waiter[]): void {
+    this.#options.store.after(room.name, cursor, PAGE_SIZE).then(
       (messages) => {
         const last = messages[messages.length - 1];
-        Hub.send(waiter.res, this.body(waiter.room.name, messages, last ? last.id : cursor));
+        const body = this.body(room.name, messages, last ? last.id : cursor);
+        for (const waiter of waiters) Hub.send(waiter.res, body);
       },
       (error: unknown) => {
         this.#options.log?.('warn', 'hub: store read failed; answering empty', error);
-        Hub.send(waiter.res, this.#emptyBody(waiter));
+        const body = this.body(room.name, [], cursor);
+        for (const waiter of waiters) Hub.send(waiter.res, body);
       },
     );
   }
@@ -376,9 +386,25 @@ export class Hub {
     Hub.send(waiter.res, body);
   }
 
-  #emptyBody(waiter: Waiter): Body {
+  /**
+   * The empty answer for a waiter. Waiters that time out (or are released)
+   * together mostly share a room and cursor: `cache`, kept for one batch,
+   * serialises each empty answer once, not once per waiter.
+   */
+  #emptyBody(waiter: Waiter, cache?: Map<RoomState, Map<number, Body>>): Body {
     const cursor = waiter.cursor ?? this.lastId(waiter.room.name) ?? 0;
-    return this.body(waiter.room.name, [], cursor);
+    let byCursor = cache?.get(waiter.room);
+    let body = byCursor?.get(cursor);
+    if (body) return body;
+    body = this.body(waiter.room.name, [], cursor);
+    if (cache) {
+      if (!byCursor) {
+        byCursor = new Map();
+        cache.set(waiter.room, byCursor);
+      }
+      byCursor.set(cursor, body);
+    }
+    return body;
   }
 
   /** The one exit of every waiter: nothing is left behind. */
@@ -404,9 +430,10 @@ export class Hub {
   #onTimer(): void {
     this.#timer = undefined;
     const now = Date.now();
+    const empties = new Map<RoomState, Map<number, Body>>();
     for (const waiter of this.#queue) {
       if (waiter.deadline > now) break;
-      this.#answer(waiter, this.#emptyBody(waiter));
+      this.#answer(waiter, this.#emptyBody(waiter, empties));
     }
     if (this.#queue.size > 0 && this.#timer === undefined) this.#armTimer();
   }

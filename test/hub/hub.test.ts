@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalPresence } from '../../server/hub/presence.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 
@@ -92,6 +93,30 @@ describe('Hub', () => {
       expect(behind.messages.map((m) => m.id)).toEqual(stored.slice(10, 110).map((m) => m.id));
       chat.hub.publish(stored[299]!);
       expect((await poll).messages).toEqual([stored[299]]);
+    });
+  });
+
+  describe('when several waiters are behind the ring with the same cursor', () => {
+    it('reads the store once for them all and gives each the same answer', async () => {
+      class CountingStore extends MemoryStore {
+        reads = 0;
+        override after(room: string, since: number, limit: number) {
+          this.reads += 1;
+          return super.after(room, since, limit);
+        }
+      }
+      const store = new CountingStore();
+      chat = await startTestChat({}, { store });
+      await storeMessages(5);
+      const polls = [chat.get('/recv?since=5'), chat.get('/recv?since=5')];
+      await until(() => chat.hub.size === 2, 'two polls to wait');
+      const [, , m8] = await storeMessages(3); // 6, 7, 8: the bus brings only 8
+      store.reads = 0;
+      chat.hub.publish(m8!);
+      const [a, b] = await Promise.all(polls.map(async (p) => (await p).text()));
+      expect(a).toBe(b);
+      expect(JSON.parse(a!).messages.map((m: Message) => m.id)).toEqual([6, 7, 8]);
+      expect(store.reads).toBe(1);
     });
   });
 
