@@ -7,21 +7,9 @@
  * where it shines, in the DOM code (`view.ts`).
  */
 
-/** A stored message, as every route returns it. */
-export interface Message {
-  id: number;
-  room: string;
-  nickname: string;
-  text: string;
-  /** ISO 8601, set by the server when it stored the message. */
-  time: string;
-}
+import type { HistoryAnswer, Message, RecvAnswer, SendAnswer } from '../protocol/protocol.ts';
 
-export interface RecvAnswer {
-  messages: Message[];
-  cursor: number;
-  online: number;
-}
+export type { Message, RecvAnswer };
 
 export interface NewMessage {
   text: string;
@@ -73,13 +61,13 @@ export function recv(
 export async function history(room: string, before?: number, limit = 50): Promise<Message[]> {
   const query = new URLSearchParams({ room, limit: String(limit) });
   if (before !== undefined) query.set('before', String(before));
-  const { messages } = await call<{ messages: Message[] }>(`/history?${query}`, {});
+  const { messages } = await call<HistoryAnswer>(`/history?${query}`, {});
   return messages;
 }
 
 /** Stores a message; resolves once the server has it (the contract's rule 1). */
 export async function send(message: NewMessage): Promise<Message> {
-  const answer = await call<{ message: Message }>('/send', {
+  const answer = await call<SendAnswer>('/send', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(message),

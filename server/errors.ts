@@ -4,27 +4,43 @@
  * Handlers `throw httpError('text_required')`; one error middleware at the end
  * of the app turns it into `{"error":{"code","message"}}` with the status
  * below. The README lists this table; tests assert the code, not the wording.
+ * Messages that name a limit are built from the protocol's `limits`, so a
+ * limit changes in one place.
  */
+import { CLIENT_PATTERN, KEY_PATTERN, limits, ROOM_PATTERN } from '../protocol/protocol.ts';
+
 export const errorCodes = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   invalid_body: { status: 400, message: 'The request body must be an object of fields.' },
   text_required: { status: 400, message: 'Field "text" is required and must not be blank.' },
-  text_too_long: { status: 400, message: 'Field "text" is longer than 2000 characters.' },
+  text_too_long: {
+    status: 400,
+    message: `Field "text" is longer than ${limits.maxText} characters.`,
+  },
   invalid_text: { status: 400, message: 'Field "text" must be a string.' },
   invalid_nickname: { status: 400, message: 'Field "nickname" must be a string.' },
-  nickname_too_long: { status: 400, message: 'Field "nickname" is longer than 32 characters.' },
-  invalid_room: {
+  nickname_too_long: {
     status: 400,
-    message: 'Field "room" must match ^[a-z0-9][a-z0-9_-]{0,31}$.',
+    message: `Field "nickname" is longer than ${limits.maxNickname} characters.`,
   },
-  invalid_key: { status: 400, message: 'Field "key" must match ^[A-Za-z0-9_-]{1,64}$.' },
-  invalid_client: { status: 400, message: 'Parameter "client" must match ^[A-Za-z0-9_-]{8,64}$.' },
+  invalid_room: { status: 400, message: `Field "room" must match ${ROOM_PATTERN.source}.` },
+  invalid_key: { status: 400, message: `Field "key" must match ${KEY_PATTERN.source}.` },
+  invalid_client: {
+    status: 400,
+    message: `Parameter "client" must match ${CLIENT_PATTERN.source}.`,
+  },
   invalid_cursor: { status: 400, message: 'A message id must be a non-negative integer.' },
-  invalid_limit: { status: 400, message: 'Parameter "limit" must be an integer from 1 to 100.' },
+  invalid_limit: {
+    status: 400,
+    message: `Parameter "limit" must be an integer from 1 to ${limits.pageSize}.`,
+  },
   cross_site: { status: 403, message: 'Cross-site requests are refused.' },
   not_found: { status: 404, message: 'No such route.' },
   method_not_allowed: { status: 405, message: 'This route does not accept that method.' },
-  body_too_large: { status: 413, message: 'The request body is larger than 16 KB.' },
+  body_too_large: {
+    status: 413,
+    message: `The request body is larger than ${limits.maxBodyBytes / 1024} KB.`,
+  },
   unsupported_media_type: {
     status: 415,
     message: 'Send application/json or application/x-www-form-urlencoded.',

@@ -5,14 +5,7 @@
  * against it, and shows what the chat's own layers cost.
  */
 import { createServer, type ServerResponse } from 'node:http';
-
-interface Message {
-  id: number;
-  room: string;
-  nickname: string;
-  text: string;
-  time: string;
-}
+import type { Message } from '../../protocol/protocol.ts';
 
 const rooms = new Map<string, { messages: Message[]; waiting: Set<ServerResponse> }>();
 let waitingTotal = 0;

@@ -3,16 +3,21 @@
  * module the code trusts its types. Each failure throws the error code of
  * the contract (see `errors.ts`).
  */
+import {
+  CLIENT_PATTERN as CLIENT,
+  DEFAULT_NICKNAME,
+  DEFAULT_ROOM,
+  KEY_PATTERN as KEY,
+  limits,
+  ROOM_PATTERN as ROOM,
+} from '../../protocol/protocol.ts';
 import { httpError } from '../errors.ts';
 import type { NewMessage } from '../store/store.ts';
 
-const ROOM = /^[a-z0-9][a-z0-9_-]{0,31}$/;
-const KEY = /^[A-Za-z0-9_-]{1,64}$/;
-const CLIENT = /^[A-Za-z0-9_-]{8,64}$/;
-const MAX_TEXT = 2000;
-const MAX_NICKNAME = 32;
-export const DEFAULT_ROOM = 'main';
-export const DEFAULT_NICKNAME = 'Anonymous';
+export { DEFAULT_NICKNAME, DEFAULT_ROOM };
+
+const MAX_TEXT = limits.maxText;
+const MAX_NICKNAME = limits.maxNickname;
 
 /** Length in characters as a person counts them (code points), not UTF-16 units. */
 function length(text: string): number {
@@ -44,7 +49,7 @@ export function parseLimit(value: unknown, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   if (typeof value !== 'string' || !/^\d{1,3}$/.test(value)) throw httpError('invalid_limit');
   const limit = Number(value);
-  if (limit < 1 || limit > 100) throw httpError('invalid_limit');
+  if (limit < 1 || limit > limits.pageSize) throw httpError('invalid_limit');
   return limit;
 }
 

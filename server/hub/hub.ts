@@ -21,11 +21,12 @@
  *   response buffer; deliveries of one tick are batched per room.
  */
 import type { ServerResponse } from 'node:http';
+import { limits } from '../../protocol/protocol.ts';
 import type { Message, MessageStore } from '../store/store.ts';
 import type { Presence } from './presence.ts';
 
 /** Messages in one answer, at most (the contract's catch-up page). */
-export const PAGE_SIZE = 100;
+export const PAGE_SIZE = limits.pageSize;
 
 export interface HubOptions {
   store: MessageStore;

@@ -15,15 +15,9 @@
  *   the HTTP layer answers 503 and nothing is acknowledged.
  */
 
-/** A stored chat message, exactly as the HTTP API returns it. */
-export interface Message {
-  id: number;
-  room: string;
-  nickname: string;
-  text: string;
-  /** ISO 8601, assigned by the store. */
-  time: string;
-}
+import type { Message } from '../../protocol/protocol.ts';
+
+export type { Message };
 
 /** What `POST /send` hands the store once its fields are valid. */
 export interface NewMessage {
@@ -41,8 +35,17 @@ export interface AppendResult {
 }
 
 export interface MessageStore {
-  /** `memory`, `sqlite`, `mysql` or `mongodb`: shown by `/health`. */
+  /** `memory`, `sqlite`, `mysql` or `mongodb`: shown in logs and metrics. */
   readonly kind: string;
+  /**
+   * How long a missing id may still appear after a larger one is visible, in
+   * milliseconds. 0 (or absent) for a store whose writers commit in id order
+   * (SQLite, MySQL): there a gap is final, an append that failed after taking
+   * its id. A store without that order (MongoDB) holds a gap back for this
+   * long before it gives the id up, and the message log waits as long
+   * (docs/design.md, "Cursors and dense ids").
+   */
+  readonly gapGraceMs?: number;
   /** Creates or migrates the schema. Safe to call from several processes at once. */
   init(): Promise<void>;
   append(message: NewMessage): Promise<AppendResult>;

@@ -2,11 +2,12 @@
  * Starts a real chat server on 127.0.0.1, port 0, for a test, and gives it
  * small typed HTTP helpers over real sockets (global fetch).
  */
+
+import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import { type Config, defaults } from '../../server/config.ts';
 import { silentLog } from '../../server/log.ts';
 import { type ChatParts, type RunningChat, startChat } from '../../server/server.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
-import type { Message } from '../../server/store/store.ts';
 
 export interface TestChat extends RunningChat {
   get(path: string, init?: RequestInit): Promise<Response>;
@@ -15,17 +16,9 @@ export interface TestChat extends RunningChat {
   send(fields: Record<string, string>): Promise<SendBody>;
 }
 
-export interface RecvBody {
-  messages: Message[];
-  cursor: number;
-  online: number;
-}
-
-export interface SendBody {
-  status: 'ok';
-  id: number;
-  message: Message;
-}
+/** The wire types, under the names the suites use. */
+export type RecvBody = RecvAnswer;
+export type SendBody = SendAnswer;
 
 export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   ...defaults,

@@ -8,6 +8,7 @@
  * published, so the message shows, and the retry finds it by its key.
  */
 import express, { type Request, type RequestHandler, type Response } from 'express';
+import { limits } from '../../../protocol/protocol.ts';
 import { httpError } from '../../errors.ts';
 import type { AppendResult } from '../../store/store.ts';
 import type { ChatContext } from '../context.ts';
@@ -16,7 +17,7 @@ import { createRateLimit } from '../rate-limit.ts';
 import { parseNewMessage } from '../validate.ts';
 import { withTimeout } from '../with-timeout.ts';
 
-export const BODY_LIMIT = '16kb';
+export const BODY_LIMIT = limits.maxBodyBytes;
 
 export function sendRoute(chat: ChatContext): RequestHandler[] {
   const checkSameSite = createCrossSiteCheck(chat.config.allowedOrigins);

@@ -1,0 +1,85 @@
+/**
+ * The chat's wire protocol: the shapes the HTTP API sends and the limits it
+ * enforces, declared once (docs/design.md, "The HTTP contract").
+ *
+ * The server, the browser client, the tests and the benchmarks import this
+ * module, so a field or a limit changes in one place. It has no imports and
+ * no runtime dependencies: it compiles for Node and for the browser alike.
+ */
+
+/** A stored chat message, exactly as every route returns it. */
+export interface Message {
+  /** Positive, dense per room: 1, 2, 3, … (docs/design.md, "Cursors and dense ids"). */
+  id: number;
+  room: string;
+  nickname: string;
+  text: string;
+  /** ISO 8601, assigned by the store when it kept the message. */
+  time: string;
+}
+
+/** `GET /recv`: the long-poll's answer. */
+export interface RecvAnswer {
+  messages: Message[];
+  /** The id of the last message the client now has: its next `since`. */
+  cursor: number;
+  /** Clients of the room seen polling within the poll timeout plus grace. */
+  online: number;
+  /**
+   * Present (true) when the client's cursor is ahead of every message of the
+   * room: the room was reset (a new database, messages deleted). The cursor
+   * it carries is the room's head; the client reloads the room's history and
+   * polls on from there.
+   */
+  reset?: true;
+}
+
+/** `POST /send`: answered only once the message is stored. */
+export interface SendAnswer {
+  status: 'ok';
+  id: number;
+  message: Message;
+}
+
+/** `GET /history`: the latest page before `before`, oldest first. */
+export interface HistoryAnswer {
+  messages: Message[];
+}
+
+/** Every error: `{"error":{"code","message"}}` with the status of its code. */
+export interface ErrorAnswer {
+  error: { code: string; message: string };
+}
+
+/** What a client posts to `/send` (JSON or a form with the same fields). */
+export interface SendFields {
+  text: string;
+  nickname?: string;
+  room?: string;
+  /** Idempotency key: a repeat with the same key in the same room stores nothing new. */
+  key?: string;
+}
+
+/** The contract's limits, each used by the validation, the error messages and the client. */
+export const limits = Object.freeze({
+  /** Characters (code points) of a message's text, after trimming. */
+  maxText: 2000,
+  /** Characters (code points) of a nickname, after trimming. */
+  maxNickname: 32,
+  /** Messages in one `/recv` answer, and the largest `/history` page. */
+  pageSize: 100,
+  /** `/history` page size when `limit` is not given. */
+  defaultHistoryLimit: 50,
+  /** Largest request body of `POST /send`, in bytes. */
+  maxBodyBytes: 16 * 1024,
+});
+
+/** Room names: lower-case letters, digits, `_` and `-`, 1–32 characters. */
+export const ROOM_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+/** Idempotency keys. */
+export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** The per-tab client id of `/recv` (the online count). */
+export const CLIENT_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
+
+export const DEFAULT_ROOM = 'main';
+export const DEFAULT_NICKNAME = 'Anonymous';
