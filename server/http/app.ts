@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { httpError } from '../errors.ts';
+import { API_ROUTES } from './api-routes.ts';
 import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
@@ -34,15 +35,7 @@ export function createApp(chat: ChatContext): Express {
   app.get('/history', historyRoute(chat));
   app.get('/time', timeRoute);
   app.get('/health', healthRoute(chat));
-  for (const [path, allow] of [
-    ['/send', 'POST'],
-    ['/recv', 'GET, HEAD'],
-    ['/history', 'GET, HEAD'],
-    ['/time', 'GET, HEAD'],
-    ['/health', 'GET, HEAD'],
-  ] as const) {
-    app.all(path, methodNotAllowed(allow));
-  }
+  for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
 
