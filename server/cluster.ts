@@ -22,9 +22,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import { isChatIpc, sendIpc } from './bus/cluster-ipc.ts';
 import type { Config } from './config.ts';
-import { servePresence } from './hub/cluster-presence.ts';
-import { LocalPresence } from './hub/presence.ts';
 import type { Log } from './log.ts';
+import { servePresence } from './presence/cluster-presence.ts';
+import { LocalPresence } from './presence/presence.ts';
 
 /** When and how often a dead worker is forked again. */
 export interface RestartPolicy {
@@ -75,11 +75,26 @@ export function clusterUnsupported(
   return undefined;
 }
 
+/** How the primary ended: `main.ts` exits with `code`. */
+export interface PrimaryOutcome {
+  /** 0: stopped as asked; 1: crash loop, or workers killed after a stop timed out or a second signal. */
+  code: 0 | 1;
+  why: string;
+}
+
+/**
+ * Runs the primary until it is done; resolves with how it ended, and leaves
+ * exiting to the caller (`main.ts`), so tests can run it and read the outcome.
+ */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'>,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
-): void {
+): Promise<PrimaryOutcome> {
+  let finish!: (outcome: PrimaryOutcome) => void;
+  const done = new Promise<PrimaryOutcome>((resolve) => {
+    finish = resolve;
+  });
   const presence = new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
   const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
     index,
@@ -122,7 +137,7 @@ export function runPrimary(
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (stopping) {
       log('info', `worker ${worker.process.pid} stopped (${how})`);
-      if (slots.every((s) => s.worker === undefined)) process.exit(0);
+      if (slots.every((s) => s.worker === undefined)) end(0, 'every worker stopped');
       return;
     }
     const lived = Date.now() - slot.startedAt;
@@ -135,7 +150,7 @@ export function runPrimary(
       );
       if (slots.every((s) => s.givenUp)) {
         log('error', 'every worker is in a crash loop; the primary exits');
-        process.exit(1);
+        end(1, 'every worker is in a crash loop');
       }
       return;
     }
@@ -154,20 +169,24 @@ export function runPrimary(
       if (Date.now() - stopAt < ECHO_MS) return;
       log('warn', `${signal} again: killing the workers`);
       killAll();
-      process.exit(1);
+      end(1, `${signal} again: workers killed`);
+      return;
     }
     stopping = true;
     stopAt = Date.now();
     log('info', `${signal}: asking ${slotOf.size} workers to shut down gracefully`);
     for (const slot of slots) clearTimeout(slot.restartTimer);
-    if (slotOf.size === 0) process.exit(0);
+    if (slotOf.size === 0) {
+      end(0, `${signal} with no worker running`);
+      return;
+    }
     for (const worker of slotOf.keys()) {
       if (!sendIpc(worker, { lpchat: 'shutdown' })) worker.process.kill('SIGTERM');
     }
     setTimeout(() => {
       log('warn', `workers still running after ${policy.stopTimeoutMs} ms: killing them`);
       killAll();
-      process.exit(1);
+      end(1, `workers killed after ${policy.stopTimeoutMs} ms`);
     }, policy.stopTimeoutMs).unref();
   }
 
@@ -175,11 +194,21 @@ export function runPrimary(
     for (const worker of slotOf.keys()) worker.process.kill('SIGKILL');
   }
 
+  function end(code: 0 | 1, why: string): void {
+    cluster.off('exit', onExit);
+    process.off('SIGTERM', onSigterm);
+    process.off('SIGINT', onSigint);
+    finish({ code, why });
+  }
+
+  const onSigterm = () => stop('SIGTERM');
+  const onSigint = () => stop('SIGINT');
   cluster.on('exit', onExit);
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', onSigterm);
+  process.on('SIGINT', onSigint);
   // If the primary itself fails, do not leave orphan workers holding the port.
   process.on('exit', killAll);
   for (const slot of slots) fork(slot);
   log('info', `primary ${process.pid}: started ${config.workers} workers`);
+  return done;
 }

@@ -27,6 +27,16 @@ export interface Config {
   presenceGraceMs: number;
   /** Waiting polls one process holds at most; past it `/recv` answers 503. @default 50000 */
   maxWaiters: number;
+  /** Waiting polls one client address may hold; past it `/recv` answers 429. @default 100 */
+  maxPollsPerAddress: number;
+  /** Rooms the message log holds in memory, least recently used dropped first. @default 10000 */
+  maxRooms: number;
+  /** A room with no waiting poll and no message for this long is dropped from memory. @default 30000 */
+  roomIdleMs: number;
+  /** How often a process looks in the store for messages no bus brought (no bus, or the bus down). @default 1000 */
+  storePollMs: number;
+  /** How soon waiting polls hear that their room's online count changed; 0 turns it off. @default 3000 */
+  presenceNotifyMs: number;
   /** Sends per second allowed per client address; 0 turns the limit off. @default 5 */
   sendRatePerSec: number;
   /** Sends a client may make in a burst above the rate. @default 20 */
@@ -55,6 +65,11 @@ export const defaults: Config = Object.freeze({
   pollTimeoutMs: 25_000,
   presenceGraceMs: 5_000,
   maxWaiters: 50_000,
+  maxPollsPerAddress: 100,
+  maxRooms: 10_000,
+  roomIdleMs: 30_000,
+  storePollMs: 1_000,
+  presenceNotifyMs: 3_000,
   sendRatePerSec: 5,
   sendBurst: 20,
   trustProxy: false,
@@ -111,6 +126,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pollTimeoutMs: int('POLL_TIMEOUT_MS', defaults.pollTimeoutMs, 100, 600_000),
     presenceGraceMs: int('PRESENCE_GRACE_MS', defaults.presenceGraceMs, 0, 600_000),
     maxWaiters: int('MAX_WAITERS', defaults.maxWaiters, 1, 10_000_000),
+    maxPollsPerAddress: int('MAX_POLLS_PER_ADDRESS', defaults.maxPollsPerAddress, 1, 10_000_000),
+    maxRooms: int('MAX_ROOMS', defaults.maxRooms, 1, 10_000_000),
+    roomIdleMs: int('ROOM_IDLE_MS', defaults.roomIdleMs, 1_000, 3_600_000),
+    storePollMs: int('STORE_POLL_MS', defaults.storePollMs, 50, 60_000),
+    presenceNotifyMs: int('PRESENCE_NOTIFY_MS', defaults.presenceNotifyMs, 0, 600_000),
     sendRatePerSec: int('SEND_RATE', defaults.sendRatePerSec, 0, 1_000_000),
     sendBurst: int('SEND_BURST', defaults.sendBurst, 1, 1_000_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),

@@ -45,6 +45,10 @@ export const errorCodes = {
     status: 415,
     message: 'Send application/json or application/x-www-form-urlencoded.',
   },
+  too_many_polls: {
+    status: 429,
+    message: 'Too many waiting polls from one address; retry after the delay given.',
+  },
   rate_limited: { status: 429, message: 'Too many messages; retry after the delay given.' },
   internal_error: { status: 500, message: 'Something went wrong on the server.' },
   store_unavailable: {

@@ -27,8 +27,9 @@ async function main(): Promise<void> {
         'DATABASE_URL=memory: gives each worker its own messages; use SQLite or a server',
       );
     }
-    runPrimary(config, log);
-    return;
+    const outcome = await runPrimary(config, log);
+    log(outcome.code === 0 ? 'info' : 'error', `primary: ${outcome.why}`);
+    process.exit(outcome.code);
   }
   const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
   let chat: RunningChat | undefined;
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
     if (chat) closeChat(chat);
   };
   const closeChat = (running: RunningChat) => {
-    log('info', `${stopWhy}: answering ${running.hub.size} waiting polls and shutting down`);
+    log('info', `${stopWhy}: answering ${running.waiters.size} waiting polls and shutting down`);
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {

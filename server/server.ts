@@ -1,35 +1,58 @@
 /**
- * `startChat(config)`: builds the store, bus, presence and hub, listens, and
- * returns a handle whose `close()` shuts down gracefully:
+ * `startChat(config)`: assembles the seams (docs/design.md, "The seams"),
+ * listens, and returns a handle whose `close()` shuts down gracefully:
  * stop accepting → answer every waiting poll with an empty list (clients
  * reconnect elsewhere at once) → close idle keep-alive sockets → close the
- * bus and the store. `main.ts` calls it for the real server; tests call it
- * with their own config and store on port 0.
+ * bus, the presence and the store. `main.ts` calls it for the real server;
+ * tests call it with their own config and parts on port 0.
+ *
+ * Which bus and presence, by set-up:
+ *
+ * | set-up                          | bus                  | presence                 |
+ * |---------------------------------|----------------------|--------------------------|
+ * | `REDIS_URL` set                 | `RedisBus`           | Redis sorted sets        |
+ * | a cluster worker, no Redis      | `ClusterBus` (IPC)   | kept by the primary      |
+ * | one process                     | `LocalBus`           | `LocalPresence`          |
+ *
+ * Whatever the bus, the store watch looks for other processes' messages in
+ * the store while the bus is not live (none, or down).
  */
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Bus } from './bus/bus.ts';
-import { openBus } from './bus/open-bus.ts';
+import { type Bus, LocalBus } from './bus/bus.ts';
+import { ClusterBus } from './bus/cluster-bus.ts';
+import { RedisBus } from './bus/redis-bus.ts';
 import type { Config } from './config.ts';
-import { createApp } from './http/app.ts';
 import type { ChatContext } from './http/context.ts';
-import { Hub } from './hub/hub.ts';
-import type { Presence } from './hub/presence.ts';
+import { createRequestListener } from './http/entry.ts';
+import { Waiters } from './http/waiters.ts';
 import { createLog, type Log } from './log.ts';
+import { MessageLog } from './messages/message-log.ts';
+import { StoreWatch } from './messages/store-watch.ts';
+import { createClusterPresence } from './presence/cluster-presence.ts';
+import { LocalPresence, type Presence } from './presence/presence.ts';
+import { createRedisPresence } from './presence/redis-presence.ts';
+import { openRedis, READY_WAIT_MS, readyWithin } from './redis-connections.ts';
 import { removeStaleSocket } from './stale-socket.ts';
 import { openStore } from './store/open-store.ts';
 import type { MessageStore } from './store/store.ts';
+import { noTelemetry, type Telemetry } from './telemetry.ts';
 
 export interface ChatParts {
   store?: MessageStore;
+  /** With `presence`: used instead of what the config would open. */
   bus?: Bus;
   presence?: Presence;
   log?: Log;
+  telemetry?: Telemetry;
 }
 
 export interface RunningChat extends ChatContext {
   server: Server;
+  /** Absent with the memory store, which no other process can write to. */
+  watch: StoreWatch | undefined;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
   close(): Promise<void>;
@@ -40,27 +63,55 @@ export async function startChat(
   parts: ChatParts = {},
 ): Promise<RunningChat> {
   const log = parts.log ?? createLog(config.logLevel);
+  const telemetry = parts.telemetry ?? noTelemetry;
   const store = parts.store ?? (await openStore(config.databaseUrl));
   await store.init();
-  // The bus and presence come from the config (Redis, cluster IPC, or one
-  // process) unless the caller hands its own in.
-  const opened = parts.bus && parts.presence ? undefined : await openBus(config, log);
-  const bus = parts.bus ?? opened!.bus;
-  const presence = parts.presence ?? opened!.presence;
-  if (opened && bus !== opened.bus) await opened.bus.close();
-  if (opened && presence !== opened.presence) await opened.presence.close();
-  const hub = new Hub({
+  const backends =
+    parts.bus && parts.presence
+      ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
+      : await openBackends(config, log);
+  const { bus, presence } = backends;
+
+  // The log asks the waiters which rooms are watched; the waiters listen to the log.
+  let waiters: Waiters | undefined;
+  const messages = new MessageLog({
     store,
-    presence,
-    pollTimeoutMs: config.pollTimeoutMs,
-    maxWaiters: config.maxWaiters,
+    // One process: every message passes through this log, or reaches it
+    // through the store watch within `storePollMs`. With a bus, a message the
+    // bus drops must not leave a poll waiting: each poll asks the store.
     trustRing: bus.kind === 'local',
+    maxRooms: config.maxRooms,
+    roomIdleMs: config.roomIdleMs,
+    isWatched: (room) => waiters?.isWatched(room) ?? false,
     log,
   });
-  bus.onMessage((message) => hub.publish(message));
+  waiters = new Waiters({
+    messages,
+    store,
+    presence,
+    telemetry,
+    pollTimeoutMs: config.pollTimeoutMs,
+    maxWaiters: config.maxWaiters,
+    maxPerAddress: config.maxPollsPerAddress,
+    presenceNotifyMs: config.presenceNotifyMs,
+    log,
+  });
+  bus.onMessage((message) => messages.accept(message));
+  const activeWaiters = waiters;
+  const watch =
+    store.kind === 'memory'
+      ? undefined
+      : new StoreWatch({
+          store,
+          messages,
+          bus,
+          watched: () => activeWaiters.watched(),
+          intervalMs: config.storePollMs,
+          log,
+        });
 
-  const chat: ChatContext = { config, store, bus, hub, presence, log };
-  const server = createServer(createApp(chat));
+  const chat: ChatContext = { config, store, bus, messages, waiters, presence, log, telemetry };
+  const server = createServer(createRequestListener(chat));
   // Node's defaults would cut a poll before our timeout: requestTimeout is
   // 300 s, but keep the header and request clocks clear of the poll anyway.
   server.requestTimeout = Math.max(server.requestTimeout, config.pollTimeoutMs + 30_000);
@@ -83,21 +134,63 @@ export async function startChat(
   async function close(): Promise<void> {
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      hub.shutdown();
+      activeWaiters.shutdown();
+      watch?.close();
       server.closeIdleConnections();
       // Sockets busy with a short request finish it; give them a moment, then cut.
       const cut = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;
       clearTimeout(cut);
+      messages.close();
       await bus.close();
       await presence.close();
-      await opened?.close();
+      await backends.close();
       await store.close();
     })();
     return closing;
   }
 
-  return { ...chat, server, url, close };
+  return { ...chat, server, watch, url, close };
+}
+
+interface Backends {
+  bus: Bus;
+  presence: Presence;
+  /** Quits what was opened here. Call after `bus.close()` and `presence.close()`. */
+  close(): Promise<void>;
+}
+
+/** The bus and the presence that the config asks for (the table above). */
+async function openBackends(config: Readonly<Config>, log: Log): Promise<Backends> {
+  const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
+  if (config.redisUrl !== undefined) {
+    const redis = openRedis(config.redisUrl, log);
+    const bus = new RedisBus(redis.publisher, redis.subscriber, {
+      channel: `${config.redisPrefix}:messages`,
+      log,
+    });
+    const presence = createRedisPresence(redis.publisher, {
+      prefix: config.redisPrefix,
+      windowMs,
+      log,
+    });
+    if (!(await readyWithin(bus.ready(), READY_WAIT_MS))) {
+      log('warn', `redis bus: not connected after ${READY_WAIT_MS} ms; starting anyway`);
+    }
+    return { bus, presence, close: () => redis.close() };
+  }
+  if (cluster.isWorker) {
+    return {
+      bus: new ClusterBus(),
+      presence: createClusterPresence({ windowMs, log }),
+      close: async () => {},
+    };
+  }
+  return {
+    bus: new LocalBus(),
+    presence: new LocalPresence(windowMs, Date.now, config.maxRooms),
+    close: async () => {},
+  };
 }
 
 function hostFor(address: AddressInfo): string {

@@ -14,6 +14,12 @@ export type BusHandler = (message: Message) => void;
 export interface Bus {
   /** `local`, `cluster` or `redis`: shown by `/health`. */
   readonly kind: string;
+  /**
+   * Whether the bus now carries every other process's messages here. While it
+   * does not (no bus at all, Redis down, the cluster primary gone), the store
+   * watch looks for them in the store (docs/design.md, "The seams").
+   */
+  readonly live: boolean;
   /** Sends a stored message to the other processes. Never throws. */
   publish(message: Message): void;
   /** Called with every message another process publishes (never with this process's own). */
@@ -24,6 +30,8 @@ export interface Bus {
 /** One process: there is nobody else to tell. */
 export class LocalBus implements Bus {
   readonly kind = 'local';
+  /** No bus: another process writing to the same database is found by the store watch alone. */
+  readonly live = false;
   publish(_message: Message): void {}
   onMessage(_handler: BusHandler): void {}
   async close(): Promise<void> {}

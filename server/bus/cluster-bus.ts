@@ -27,6 +27,11 @@ export class ClusterBus implements Bus {
     channel.on('message', this.#onIpc);
   }
 
+  /** The IPC channel to the primary is up. */
+  get live(): boolean {
+    return (this.channel as { connected?: boolean }).connected !== false;
+  }
+
   publish(message: Message): void {
     sendIpc(this.channel, { lpchat: 'message', message });
   }

@@ -10,7 +10,7 @@
  */
 import type { Message } from '../store/store.ts';
 
-/** A worker's batched presence news (see `server/hub/shared-presence.ts`). */
+/** A worker's batched presence news (see `server/presence/shared-presence.ts`). */
 export interface PresenceBatch {
   /** `[room, client]`: the client polled the room. */
   touches: Array<[string, string]>;

@@ -1,6 +1,8 @@
 /**
- * `createApp(chat)`: the Express app, given its store, bus and hub. It does
- * not listen: `server.ts` does, and tests drive it on port 0.
+ * `createApp(chat, recv)`: the Express app, given the seams it calls. It
+ * does not listen: `server.ts` does, and tests drive it on port 0. Every
+ * `GET /recv` is answered ahead of it (`entry.ts`); `recv` answers the rest
+ * of that route (`HEAD`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -11,20 +13,20 @@ import { API_ROUTES } from './api-routes.ts';
 import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
-import { createRecvFastLane, recvRoute } from './routes/recv.ts';
 import { sendRoute } from './routes/send.ts';
 
-export function createApp(chat: ChatContext): Express {
+export function createApp(
+  chat: ChatContext,
+  recv: (req: IncomingMessage, res: ServerResponse) => void,
+): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
   // Answers are never revalidated: an ETag would only cost a hash per answer.
   app.set('etag', false);
   app.disable('x-powered-by');
 
-  // The long-poll comes before helmet: it is most of the traffic, and its
-  // answers carry the two security headers that matter on JSON themselves
-  // (hub.ts, JSON_HEADERS), so each poll skips helmet's 13 setHeader calls.
-  app.get('/recv', recvRoute(chat));
+  // Only HEAD reaches this route: the lane answers every GET (entry.ts).
+  app.get('/recv', (req, res) => recv(req, res));
 
   // helmet's default CSP: scripts only from our own origin, no inline script.
   // Without `upgrade-insecure-requests`, which breaks a chat served over plain
@@ -41,30 +43,6 @@ export function createApp(chat: ChatContext): Express {
 
   app.use(notFound);
   app.use(errorHandler(chat.log));
-  return withRecvFastLane(app, createRecvFastLane(chat));
-}
-
-type Handle = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  callback?: (error?: unknown) => void,
-) => void;
-
-/**
- * Puts the long-poll's fast lane in front of Express: an Express app is a
- * function that calls its own `app.handle`, so this app's `handle` first
- * offers the request to the fast lane, and only what it declines goes on to
- * the routes above (recv.ts says what it takes and what it saves).
- */
-function withRecvFastLane(
-  app: Express,
-  fastLane: (req: IncomingMessage, res: ServerResponse) => boolean,
-): Express {
-  const expressApp = app as Express & { handle: Handle };
-  const handle = expressApp.handle.bind(app);
-  expressApp.handle = (req, res, callback) => {
-    if (!fastLane(req, res)) handle(req, res, callback);
-  };
   return app;
 }
 

@@ -43,6 +43,20 @@ export class MemoryStore implements MessageStore {
     return messages.slice(Math.max(0, end - limit), Math.max(0, end));
   }
 
+  async heads(rooms: readonly string[]): Promise<Map<string, number>> {
+    const heads = new Map<string, number>();
+    for (const name of rooms) {
+      const count = this.#rooms.get(name)?.messages.length ?? 0;
+      if (count > 0) heads.set(name, count);
+    }
+    return heads;
+  }
+
+  /** Drops a room's messages, as an operator might: for the reset tests. */
+  clear(room: string): void {
+    this.#rooms.delete(room);
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}

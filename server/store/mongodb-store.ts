@@ -182,6 +182,19 @@ export class MongoStore implements MessageStore {
     });
   }
 
+  async heads(rooms: readonly string[]): Promise<Map<string, number>> {
+    if (rooms.length === 0) return new Map();
+    return this.#guard(async () => {
+      const rows = await this.#messages
+        .aggregate<{ _id: string; head: number }>([
+          { $match: { room: { $in: [...rooms] } } },
+          { $group: { _id: '$room', head: { $max: '$id' } } },
+        ])
+        .toArray();
+      return new Map(rows.map((row) => [row._id, row.head]));
+    });
+  }
+
   async ping(): Promise<void> {
     await this.#guard(() => this.#db.command({ ping: 1 }));
   }

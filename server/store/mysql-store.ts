@@ -61,6 +61,11 @@ export function createMysqlPool(url: string, options: PoolOptions = {}): Pool {
   return createPool({ uri: url, ...defaults, ...options });
 }
 
+interface HeadRow extends RowDataPacket {
+  room: string;
+  head: number | string;
+}
+
 interface MessageRow extends RowDataPacket {
   id: number;
   room: string;
@@ -100,6 +105,22 @@ export class MysqlStore implements MessageStore {
         String(limit),
       ]);
       return newestFirst.reverse();
+    });
+  }
+
+  async heads(rooms: readonly string[]): Promise<Map<string, number>> {
+    if (rooms.length === 0) return new Map();
+    return this.#guard(async () => {
+      const [rows] = await withConnection(this.#pool, (conn) =>
+        conn.query<HeadRow[]>(
+          {
+            sql: 'SELECT room, MAX(id) AS head FROM chat_messages WHERE room IN (?) GROUP BY room',
+            timeout: STATEMENT_TIMEOUT_MS,
+          },
+          [rooms],
+        ),
+      );
+      return new Map(rows.map((row) => [row.room, Number(row.head)]));
     });
   }
 

@@ -47,6 +47,8 @@ export class SqliteStore implements MessageStore {
   #append!: (input: NewMessage) => AppendResult;
   #after!: Database.Statement<[string, number, number], Row>;
   #before!: Database.Statement<[string, number, number], Row>;
+  #head!: Database.Statement<[string], { head: number | null }>;
+  #dataVersion = -1;
 
   /** `file` is a path, or `:memory:`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -86,6 +88,7 @@ export class SqliteStore implements MessageStore {
     this.#after = this.#db.prepare(
       'SELECT id, room, nickname, text, time FROM messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?',
     );
+    this.#head = this.#db.prepare('SELECT MAX(id) AS head FROM messages WHERE room = ?');
     this.#before = this.#db.prepare(
       `SELECT * FROM (
          SELECT id, room, nickname, text, time FROM messages
@@ -104,6 +107,34 @@ export class SqliteStore implements MessageStore {
 
   async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
     return this.#guard(() => this.#before.all(room, before ?? Number.MAX_SAFE_INTEGER, limit));
+  }
+
+  async heads(rooms: readonly string[]): Promise<Map<string, number>> {
+    return this.#guard(() => {
+      const heads = new Map<string, number>();
+      // One index seek per room on the (room, id) primary key.
+      for (const room of rooms) {
+        const head = this.#head.get(room)?.head;
+        if (head) heads.set(room, head);
+      }
+      return heads;
+    });
+  }
+
+  /**
+   * `PRAGMA data_version` changes when another connection (another process on
+   * the same file) commits, and not for this connection's own writes, which
+   * reach the message log directly: an unchanged value means nothing to look for.
+   */
+  othersWrote(): boolean {
+    try {
+      const version = this.#db.pragma('data_version', { simple: true }) as number;
+      const changed = version !== this.#dataVersion;
+      this.#dataVersion = version;
+      return changed;
+    } catch {
+      return true;
+    }
   }
 
   async ping(): Promise<void> {

@@ -51,6 +51,18 @@ export interface MessageStore {
   append(message: NewMessage): Promise<AppendResult>;
   /** Messages of `room` with id > `since`, oldest first, at most `limit`. */
   after(room: string, since: number, limit: number): Promise<Message[]>;
+  /**
+   * The largest id of each room, for the rooms that have messages (a room
+   * without any is absent). What the message log compares with what it knows
+   * when no bus brings every message (docs/design.md, "The seams", store watch),
+   * and how a cursor ahead of its room is told apart from one that is early.
+   */
+  heads(rooms: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Whether another connection may have written since the last call: a cheap
+   * check before `heads` (SQLite's `PRAGMA data_version`). Absent: assume yes.
+   */
+  othersWrote?(): boolean;
   /** The latest `limit` messages of `room` with id < `before` (all when undefined), oldest first. */
   before(room: string, before: number | undefined, limit: number): Promise<Message[]>;
   /** Resolves when the database answers; throws `StoreUnavailableError` when it does not. */

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBus } from '../../server/bus/redis-bus.ts';
-import { createRedisPresence } from '../../server/hub/redis-presence.ts';
+import { createRedisPresence } from '../../server/presence/redis-presence.ts';
 import type { Message } from '../../server/store/store.ts';
 import { until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';

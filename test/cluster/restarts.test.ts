@@ -4,10 +4,11 @@
  * give-up after 4 deaths in a row).
  */
 import { spawn } from 'node:child_process';
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clusterUnsupported } from '../../server/cluster.ts';
+import { clusterUnsupported, runPrimary } from '../../server/cluster.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,6 +40,34 @@ describe('the cluster primary', () => {
       expect(delays.sort((x, y) => x - y)).toEqual([50, 50, 100, 100, 150, 150]);
       expect(output.match(/crash loop, not restarting it/g)).toHaveLength(2);
       expect(output).toContain('every worker is in a crash loop');
+    });
+  });
+});
+
+describe('runPrimary', () => {
+  describe('when every worker is in a crash loop', () => {
+    it('resolves with exit code 1 and why, and leaves exiting to its caller', async () => {
+      cluster.setupPrimary({
+        exec: fileURLToPath(new URL('fixtures/exit-at-once.mjs', import.meta.url)),
+        execArgv: [],
+        silent: true,
+      });
+      const lines: string[] = [];
+      const outcome = await runPrimary(
+        { workers: 1, pollTimeoutMs: 1_000, presenceGraceMs: 0 },
+        (_level, message) => lines.push(message),
+        {
+          firstDelayMs: 10,
+          maxDelayMs: 20,
+          stableMs: 60_000,
+          maxQuickDeaths: 3,
+          stopTimeoutMs: 500,
+        },
+      );
+      expect(outcome).toEqual({ code: 1, why: 'every worker is in a crash loop' });
+      expect(lines.filter((line) => line.includes('restarting in'))).toHaveLength(2);
+      // Still running: the primary returned instead of exiting the process.
+      expect(process.exitCode ?? 0).toBe(0);
     });
   });
 });

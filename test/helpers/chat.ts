@@ -3,6 +3,7 @@
  * small typed HTTP helpers over real sockets (global fetch).
  */
 
+import { vi } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import { type Config, defaults } from '../../server/config.ts';
 import { silentLog } from '../../server/log.ts';
@@ -67,11 +68,15 @@ export async function startTestChat(
   };
 }
 
-/** Resolves when `check()` is true, re-checking on every turn of the event loop (no fixed sleep). */
+/**
+ * Resolves when `check()` holds, checked by vitest's `vi.waitFor` every few
+ * milliseconds (not a spin on the event loop); fails with `what` after `timeoutMs`.
+ */
 export async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error(`Timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 5 },
+  );
 }

@@ -11,23 +11,23 @@ describe('GET /recv', () => {
     it('answers with that message and its cursor', async () => {
       chat = await startTestChat();
       const poll = chat.recv('since=0');
-      await until(() => chat.hub.size === 1, 'the poll to wait');
+      await until(() => chat.waiters.size === 1, 'the poll to wait');
       const sent = await chat.send({ nickname: 'Ada', text: 'hi' });
       const answer = await poll;
       expect(answer.messages).toEqual([sent.message]);
       expect(answer.cursor).toBe(sent.id);
-      expect(chat.hub.size).toBe(0);
+      expect(chat.waiters.size).toBe(0);
     });
 
     it('answers every poll of that room, and only of that room', async () => {
       chat = await startTestChat();
       const inMain = [chat.recv('since=0'), chat.recv('since=0&room=main')];
       const inDev = chat.get('/recv?since=0&room=dev', { signal: AbortSignal.timeout(60_000) });
-      await until(() => chat.hub.size === 3, 'three polls to wait');
+      await until(() => chat.waiters.size === 3, 'three polls to wait');
       await chat.send({ text: 'to main' });
       const answers = await Promise.all(inMain);
       expect(answers.map((a) => a.messages.map((m) => m.text))).toEqual([['to main'], ['to main']]);
-      expect(chat.hub.size).toBe(1);
+      expect(chat.waiters.size).toBe(1);
       await chat.send({ text: 'to dev', room: 'dev' });
       const dev = (await (await inDev).json()) as { messages: { text: string; room: string }[] };
       expect(dev.messages.map((m) => [m.room, m.text])).toEqual([['dev', 'to dev']]);
@@ -36,7 +36,7 @@ describe('GET /recv', () => {
     it('serves the same bytes to every poll with the same cursor', async () => {
       chat = await startTestChat();
       const polls = [chat.get('/recv?since=0'), chat.get('/recv?since=0')];
-      await until(() => chat.hub.size === 2, 'two polls to wait');
+      await until(() => chat.waiters.size === 2, 'two polls to wait');
       await chat.send({ text: 'shared' });
       const [a, b] = await Promise.all(polls.map(async (p) => (await p).text()));
       expect(a).toBe(b);
@@ -49,7 +49,7 @@ describe('GET /recv', () => {
       await chat.send({ text: 'old' });
       const answer = await chat.recv('since=1');
       expect(answer).toMatchObject({ messages: [], cursor: 1 });
-      expect(chat.hub.size).toBe(0);
+      expect(chat.waiters.size).toBe(0);
     });
 
     it('answers with Cache-Control: no-store and JSON', async () => {
@@ -66,13 +66,13 @@ describe('GET /recv', () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 });
       const abort = new AbortController();
       const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch((e: Error) => e);
-      await until(() => chat.hub.size === 1, 'the poll to wait');
+      await until(() => chat.waiters.size === 1, 'the poll to wait');
       abort.abort();
       await poll;
-      await until(() => chat.hub.size === 0, 'the waiter to go');
+      await until(() => chat.waiters.size === 0, 'the waiter to go');
       // Nothing is written to the dead socket when a message comes later.
       await chat.send({ text: 'after' });
-      expect(chat.hub.size).toBe(0);
+      expect(chat.waiters.size).toBe(0);
     });
   });
 
@@ -84,7 +84,7 @@ describe('GET /recv', () => {
       expect(answer.messages.map((m) => m.text)).toEqual(['m3', 'm4', 'm5']);
       expect(answer.messages.map((m) => m.id)).toEqual([3, 4, 5]);
       expect(answer.cursor).toBe(5);
-      expect(chat.hub.size).toBe(0);
+      expect(chat.waiters.size).toBe(0);
     });
 
     it('pages a long absence 100 messages at a time, each once', async () => {
@@ -116,7 +116,7 @@ describe('GET /recv', () => {
       chat = await startTestChat();
       await chat.send({ text: 'old news' });
       const poll = chat.recv('');
-      await until(() => chat.hub.size === 1, 'the poll to wait');
+      await until(() => chat.waiters.size === 1, 'the poll to wait');
       await chat.send({ text: 'fresh' });
       const answer = await poll;
       expect(answer.messages.map((m) => m.text)).toEqual(['fresh']);
@@ -125,19 +125,32 @@ describe('GET /recv', () => {
   });
 
   describe('online count', () => {
+    it("answers a client's first poll at once, so a page shows the count when it opens", async () => {
+      chat = await startTestChat({ pollTimeoutMs: 60_000 });
+      await chat.send({ text: 'hello' });
+      const first = await chat.recv('since=1&client=new-client');
+      expect(first).toEqual({ messages: [], cursor: 1, online: 1 });
+      const second = chat.recv('since=1&client=new-client');
+      await until(() => chat.waiters.size === 1, 'the second poll to wait');
+      await chat.send({ text: 'and now?' });
+      expect((await second).messages.map((m) => m.text)).toEqual(['and now?']);
+    });
+
     it('rises when a client polls and falls when it leaves', async () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 });
+      await chat.recv('since=0&client=client-one');
+      await chat.recv('since=0&client=client-two');
       const leaving = new AbortController();
       const first = chat
         .get('/recv?since=0&client=client-one', { signal: leaving.signal })
         .catch(() => undefined);
       const second = chat.recv('since=0&client=client-two');
-      await until(() => chat.hub.size === 2, 'two polls to wait');
+      await until(() => chat.waiters.size === 2, 'two polls to wait');
       expect(chat.presence.count('main')).toBe(2);
 
       leaving.abort();
       await first;
-      await until(() => chat.hub.size === 1, 'the first client to leave');
+      await until(() => chat.waiters.size === 1, 'the first client to leave');
       await chat.send({ text: 'who is here?' });
       expect((await second).online).toBe(1);
     });

@@ -54,7 +54,7 @@ describe('GET /health', () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     const abort = new AbortController();
     const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
-    await until(() => chat.hub.size === 1, 'the poll to wait');
+    await until(() => chat.waiters.size === 1, 'the poll to wait');
     const res = await chat.get('/health');
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({
@@ -101,8 +101,8 @@ describe('graceful shutdown', () => {
   it('answers every waiting poll with an empty list, then stops', async () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     await chat.send({ text: 'before' });
-    const polls = [chat.recv('since=1'), chat.recv('since=1&room=dev'), chat.recv('')];
-    await until(() => chat.hub.size === 3, 'three polls to wait');
+    const polls = [chat.recv('since=1'), chat.recv('since=0&room=dev'), chat.recv('')];
+    await until(() => chat.waiters.size === 3, 'three polls to wait');
     await chat.close();
     const answers = await Promise.all(polls);
     expect(answers.map((a) => a.messages)).toEqual([[], [], []]);

@@ -29,7 +29,7 @@ export function healthRoute(chat: ChatContext) {
     const about = {
       store: chat.store.kind,
       bus: chat.bus.kind,
-      waiting: chat.hub.size,
+      waiting: chat.waiters.size,
       pid: process.pid,
       uptime: Math.round(process.uptime()),
     };

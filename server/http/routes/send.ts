@@ -31,7 +31,7 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
   };
 
   const send = async (req: Request, res: Response): Promise<void> => {
-    if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
+    if (chat.waiters.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(req.body);
     rateLimit.take(req.ip ?? 'unknown');
     const appended = chat.store.append(input);
@@ -48,7 +48,7 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
   // died between storing and publishing. Hubs drop what they already have.
   function publish({ message }: AppendResult): void {
     try {
-      chat.hub.publish(message);
+      chat.messages.accept(message);
       chat.bus.publish(message);
     } catch (error) {
       // The message is stored: polls with a cursor still catch it up.

@@ -76,12 +76,13 @@ export class SharedPresence implements Presence {
     this.#release = options.release ?? (() => {});
   }
 
-  touch(room: string, client: string): void {
-    this.#local.touch(room, client);
+  touch(room: string, client: string): boolean {
+    const fresh = this.#local.touch(room, client);
     const key = `${room}\0${client}`;
     this.#leaves.delete(key);
     this.#touches.set(key, [room, client]);
     this.#schedule();
+    return fresh;
   }
 
   leave(room: string, client: string): void {

@@ -1,0 +1,347 @@
+/**
+ * The waiting polls of one process: each `GET /recv` that had nothing to
+ * answer yet, held by room with the cursor its client sent, until the
+ * message log advances past that cursor, the poll timeout passes, the
+ * client goes away, the room's online count changes, or the server shuts
+ * down (docs/design.md, "Rules that make delivery correct", rules 3 to 5).
+ *
+ * - No leaks. A waiter is removed on every exit (`#remove`), and a client
+ *   that goes away frees its waiter at once (`close`).
+ * - Every waiter ends. All waiters share one timeout, so the order they were
+ *   added is the order they expire in: one queue and one timer serve them all.
+ * - Serialise once. Waiters of a room that share a cursor get the very same
+ *   body; waiters behind the log's ring share one store read per cursor.
+ * - Fair share. One client address holds at most `maxPerAddress` waiters,
+ *   and the process at most `maxWaiters`.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Message } from '../../protocol/protocol.ts';
+import type { Log } from '../log.ts';
+import { type MessageLog, PAGE_SIZE } from '../messages/message-log.ts';
+import type { Presence } from '../presence/presence.ts';
+import type { MessageStore } from '../store/store.ts';
+import type { PollOutcome, Telemetry } from '../telemetry.ts';
+import { type Body, recvBody, writeBody } from './answer.ts';
+
+export interface WaitersOptions {
+  messages: MessageLog;
+  store: MessageStore;
+  presence: Presence;
+  telemetry: Telemetry;
+  pollTimeoutMs: number;
+  /** Waiting polls this process holds at most. */
+  maxWaiters: number;
+  /** Waiting polls one client address holds at most. */
+  maxPerAddress: number;
+  /** How often the online count of rooms with waiters is checked; 0: never. */
+  presenceNotifyMs: number;
+  log?: Log;
+}
+
+/** Rooms with more waiters than this hear of online changes with their next answer only. */
+const PRESENCE_NOTIFY_MAX_WAITERS = 1_000;
+
+interface Waiter {
+  res: ServerResponse;
+  room: WaitingRoom;
+  /** The id of the last message the client has; undefined for the 2011 client ("the next message"). */
+  cursor: number | undefined;
+  client: string | undefined;
+  address: string;
+  deadline: number;
+  /** The online count the client was last shown. */
+  online: number;
+  /** The handler for a client that went away (one function per `Waiters`, not per request). */
+  onGone: (waiter: Waiter) => void;
+}
+
+interface WaitingRoom {
+  name: string;
+  waiters: Set<Waiter>;
+}
+
+/** Why `wait` did not take a poll. */
+export type Refusal = 'closed' | 'overloaded' | 'address_limit';
+
+const WAITER = Symbol('waiter');
+type TrackedResponse = ServerResponse & { [WAITER]?: Waiter };
+
+export class Waiters {
+  readonly #rooms = new Map<string, WaitingRoom>();
+  /** Every waiter, in deadline order (insertion order of a Set). */
+  readonly #queue = new Set<Waiter>();
+  readonly #perAddress = new Map<string, number>();
+  readonly #options: WaitersOptions;
+  readonly #presenceTimer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly #onGone = (waiter: Waiter): void => {
+    this.#remove(waiter);
+    if (waiter.client !== undefined) this.#options.presence.leave(waiter.room.name, waiter.client);
+    this.#ended(waiter, 'gone', 0);
+  };
+
+  constructor(options: WaitersOptions) {
+    this.#options = options;
+    options.messages.onAdvance((room, ring, from) => this.#deliver(room, ring, from));
+    if (options.presenceNotifyMs > 0) {
+      this.#presenceTimer = setInterval(() => this.notifyPresence(), options.presenceNotifyMs);
+      this.#presenceTimer.unref();
+    }
+  }
+
+  /** Waiting polls in this process. */
+  get size(): number {
+    return this.#queue.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Whether polls wait in `room` (the message log keeps such rooms). */
+  isWatched(room: string): boolean {
+    return this.#rooms.has(room);
+  }
+
+  /**
+   * Rooms with waiters, each with the smallest cursor waiting there: where
+   * the store watch looks for messages this process was not told about.
+   */
+  *watched(): Iterable<{ room: string; floor: number | undefined }> {
+    for (const room of this.#rooms.values()) {
+      let floor: number | undefined;
+      for (const waiter of room.waiters) {
+        if (waiter.cursor !== undefined && (floor === undefined || waiter.cursor < floor)) {
+          floor = waiter.cursor;
+        }
+      }
+      yield { room: room.name, floor };
+    }
+  }
+
+  /** Why a poll from `address` could not wait now, if it could not. */
+  refusal(address: string): Refusal | undefined {
+    if (this.#closed) return 'closed';
+    if (this.#queue.size >= this.#options.maxWaiters) return 'overloaded';
+    if ((this.#perAddress.get(address) ?? 0) >= this.#options.maxPerAddress) return 'address_limit';
+    return undefined;
+  }
+
+  /**
+   * Holds `res` until a message after `cursor` arrives, the poll timeout
+   * passes, the client goes away, the online count changes, or shutdown.
+   * The caller checked `refusal` first.
+   */
+  wait(
+    res: ServerResponse,
+    roomName: string,
+    cursor: number | undefined,
+    client: string | undefined,
+    address: string,
+  ): void {
+    if (res.closed || res.writableEnded) return;
+    let room = this.#rooms.get(roomName);
+    if (!room) {
+      room = { name: roomName, waiters: new Set() };
+      this.#rooms.set(roomName, room);
+    }
+    const waiter: Waiter = {
+      res,
+      room,
+      cursor,
+      client,
+      address,
+      deadline: Date.now() + this.#options.pollTimeoutMs,
+      online: this.#options.presence.count(roomName),
+      onGone: this.#onGone,
+    };
+    (res as TrackedResponse)[WAITER] = waiter;
+    room.waiters.add(waiter);
+    this.#queue.add(waiter);
+    this.#perAddress.set(address, (this.#perAddress.get(address) ?? 0) + 1);
+    // `on`, not `once`: `#remove` takes the listener off on every exit anyway,
+    // and `once` would allocate a wrapper and its state per waiting poll.
+    res.on('close', onResponseClose);
+    if (this.#timer === undefined) this.#armTimer();
+  }
+
+  /** The answer for `messages` in `room`, with the room's online count. */
+  body(room: string, messages: readonly Message[], cursor: number, reset = false): Body {
+    return recvBody(messages, cursor, this.#options.presence.count(room), reset);
+  }
+
+  /**
+   * Answers the waiters whose client was shown another online count than the
+   * room's count now, so a join or a leave shows within `presenceNotifyMs`
+   * (plus the shared count's cache, with several processes). Runs on a timer.
+   */
+  notifyPresence(): void {
+    for (const room of this.#rooms.values()) {
+      if (room.waiters.size > PRESENCE_NOTIFY_MAX_WAITERS) continue;
+      const online = this.#options.presence.count(room.name);
+      const empties = new Map<number, Body>();
+      for (const waiter of room.waiters) {
+        if (waiter.online === online) continue;
+        this.#answer(waiter, this.#emptyBody(waiter, empties), 'presence');
+      }
+    }
+  }
+
+  /** Answers every waiter with an empty list, so clients reconnect elsewhere at once. */
+  shutdown(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#presenceTimer);
+    this.#timer = undefined;
+    const empties = new Map<WaitingRoom, Map<number, Body>>();
+    for (const waiter of [...this.#queue]) {
+      waiter.res.setHeader('Connection', 'close');
+      this.#answer(waiter, this.#emptyBody(waiter, cacheFor(empties, waiter.room)), 'shutdown');
+    }
+  }
+
+  /** The message log advanced in `roomName`: answer the waiters its new messages concern. */
+  #deliver(roomName: string, ring: readonly Message[], from: number): void {
+    const room = this.#rooms.get(roomName);
+    if (!room || ring.length === 0) return;
+    const first = ring[0]!.id;
+    const last = ring[ring.length - 1]!.id;
+    const bodies = new Map<number, Body>();
+    const behind = new Map<number, Waiter[]>();
+    // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
+    for (const waiter of room.waiters) {
+      // The 2011 client asked for "the next message": the ones that just came.
+      const cursor = waiter.cursor ?? ring[from]!.id - 1;
+      if (cursor >= last) continue; // The client is ahead of this process: nothing for it yet.
+      if (cursor < first - 1) {
+        this.#remove(waiter);
+        const group = behind.get(cursor);
+        if (group) group.push(waiter);
+        else behind.set(cursor, [waiter]);
+        continue;
+      }
+      let body = bodies.get(cursor);
+      if (!body) {
+        const start = cursor - first + 1;
+        const page = ring.slice(start, start + PAGE_SIZE);
+        body = this.body(roomName, page, page[page.length - 1]!.id);
+        bodies.set(cursor, body);
+      }
+      this.#answer(waiter, body, 'message');
+    }
+    for (const [cursor, waiters] of behind) this.#answerFromStore(roomName, cursor, waiters);
+  }
+
+  /**
+   * Waiters behind the ring (rare: long-absent clients) need a store read:
+   * one read, and one answer, per cursor, however many wait with it.
+   */
+  #answerFromStore(room: string, cursor: number, waiters: Waiter[]): void {
+    this.#options.store.after(room, cursor, PAGE_SIZE).then(
+      (messages) => {
+        const last = messages[messages.length - 1];
+        const body = this.body(room, messages, last ? last.id : cursor);
+        for (const waiter of waiters) this.#write(waiter, body, 'message');
+      },
+      (error: unknown) => {
+        this.#options.log?.('warn', 'waiters: store read failed; answering empty', error);
+        const body = this.body(room, [], cursor);
+        for (const waiter of waiters) this.#write(waiter, body, 'timeout');
+      },
+    );
+  }
+
+  #answer(waiter: Waiter, body: Body, outcome: PollOutcome): void {
+    this.#remove(waiter);
+    this.#write(waiter, body, outcome);
+  }
+
+  #write(waiter: Waiter, body: Body, outcome: PollOutcome): void {
+    if (!writeBody(waiter.res, body)) return;
+    if (body.count > 0) this.#options.telemetry.delivered(body.count);
+    this.#ended(waiter, outcome, 200);
+  }
+
+  #ended(waiter: Waiter, outcome: PollOutcome, status: number): void {
+    this.#options.telemetry.pollEnded({
+      req: waiter.res.req,
+      room: waiter.room.name,
+      outcome,
+      status,
+      ms: Date.now() - (waiter.deadline - this.#options.pollTimeoutMs),
+    });
+  }
+
+  /**
+   * The empty answer for a waiter. Waiters answered together mostly share a
+   * room and cursor: `cache`, kept for one batch, serialises each empty answer
+   * once, not once per waiter.
+   */
+  #emptyBody(waiter: Waiter, cache: Map<number, Body>): Body {
+    const cursor = waiter.cursor ?? this.#options.messages.lastId(waiter.room.name) ?? 0;
+    let body = cache.get(cursor);
+    if (!body) {
+      body = this.body(waiter.room.name, [], cursor);
+      cache.set(cursor, body);
+    }
+    return body;
+  }
+
+  /** The one exit of every waiter: nothing is left behind. */
+  #remove(waiter: Waiter): void {
+    const room = waiter.room;
+    room.waiters.delete(waiter);
+    if (room.waiters.size === 0) this.#rooms.delete(room.name);
+    this.#queue.delete(waiter);
+    const held = (this.#perAddress.get(waiter.address) ?? 1) - 1;
+    if (held > 0) this.#perAddress.set(waiter.address, held);
+    else this.#perAddress.delete(waiter.address);
+    waiter.res.removeListener('close', onResponseClose);
+    // Not `delete`: it would turn every answered response into a slow dictionary-mode object.
+    (waiter.res as TrackedResponse)[WAITER] = undefined;
+    if (this.#queue.size === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #armTimer(): void {
+    const head = this.#queue.values().next().value;
+    if (!head) return;
+    this.#timer = setTimeout(() => this.#onTimer(), Math.max(0, head.deadline - Date.now()));
+    this.#timer.unref();
+  }
+
+  #onTimer(): void {
+    this.#timer = undefined;
+    const now = Date.now();
+    const empties = new Map<WaitingRoom, Map<number, Body>>();
+    for (const waiter of this.#queue) {
+      if (waiter.deadline > now) break;
+      this.#answer(waiter, this.#emptyBody(waiter, cacheFor(empties, waiter.room)), 'timeout');
+    }
+    if (this.#queue.size > 0 && this.#timer === undefined) this.#armTimer();
+  }
+}
+
+function cacheFor(
+  caches: Map<WaitingRoom, Map<number, Body>>,
+  room: WaitingRoom,
+): Map<number, Body> {
+  let cache = caches.get(room);
+  if (!cache) {
+    cache = new Map();
+    caches.set(room, cache);
+  }
+  return cache;
+}
+
+/**
+ * One shared listener for every waiting response (no closure per request).
+ * `close` fires when the client goes away before its answer: its waiter goes.
+ */
+function onResponseClose(this: TrackedResponse): void {
+  const waiter = this[WAITER];
+  if (waiter) waiter.onGone(waiter);
+}

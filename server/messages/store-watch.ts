@@ -1,0 +1,105 @@
+/**
+ * The store watch: how a process learns of messages that no bus told it
+ * about (docs/design.md, "Rules that make delivery correct", rule 2).
+ *
+ * Several processes may write to one database with no bus between them (two
+ * `npm start` on one SQLite file, IIS starting several processes, a bus that
+ * is down). Each process's message log then misses the others' messages, and
+ * a poll waiting at the head would wait out its timeout for a message that
+ * is already stored. So, every `intervalMs` (about 1 s) while the bus is not
+ * live, the watch asks the store for the head of each room where polls wait,
+ * and reads what the log lacks; the log then answers those polls. One more
+ * look follows the bus's return, for what was published while it was away.
+ *
+ * Cost: nothing while the bus is live; otherwise one cheap query a second
+ * when polls wait (SQLite skips it unless another connection committed).
+ */
+import type { Bus } from '../bus/bus.ts';
+import type { Log } from '../log.ts';
+import type { MessageStore } from '../store/store.ts';
+import { type MessageLog, PAGE_SIZE } from './message-log.ts';
+
+export interface StoreWatchOptions {
+  store: MessageStore;
+  messages: MessageLog;
+  bus: Bus;
+  /** Rooms where polls wait, each with the smallest cursor waiting there. */
+  watched: () => Iterable<{ room: string; floor: number | undefined }>;
+  /** How often to look while the bus is not live. */
+  intervalMs: number;
+  log?: Log;
+}
+
+/** Rooms asked about in one look, at most (one `IN (…)` list). */
+const ROOMS_PER_LOOK = 1_000;
+
+export class StoreWatch {
+  readonly #options: StoreWatchOptions;
+  readonly #timer: NodeJS.Timeout;
+  #busWasLive: boolean;
+  #looking = false;
+  #failing = false;
+
+  constructor(options: StoreWatchOptions) {
+    this.#options = options;
+    this.#busWasLive = options.bus.live;
+    this.#timer = setInterval(() => void this.tick(), options.intervalMs);
+    this.#timer.unref();
+  }
+
+  /** One look, if the bus is not live (or just came back). Runs on the timer; tests call it. */
+  async tick(): Promise<void> {
+    const { bus, store } = this.#options;
+    const live = bus.live;
+    const comeBack = live && !this.#busWasLive;
+    this.#busWasLive = live;
+    if ((live && !comeBack) || this.#looking) return;
+    this.#looking = true;
+    try {
+      await this.#look(comeBack || !store.othersWrote || store.othersWrote());
+    } finally {
+      this.#looking = false;
+    }
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  async #look(othersMayHaveWritten: boolean): Promise<void> {
+    if (!othersMayHaveWritten) return;
+    const { store, messages } = this.#options;
+    // Every room the log knows, not only those with waiters: a poll that comes
+    // later trusts the log's ring, so the ring must not lag behind the store.
+    const floors = new Map<string, number | undefined>();
+    for (const { room, floor } of this.#options.watched()) floors.set(room, floor);
+    for (const room of messages.roomNames()) if (!floors.has(room)) floors.set(room, undefined);
+    const rooms = [...floors.keys()];
+    try {
+      for (let start = 0; start < rooms.length; start += ROOMS_PER_LOOK) {
+        const chunk = rooms.slice(start, start + ROOMS_PER_LOOK);
+        const heads = await store.heads(chunk);
+        for (const room of chunk) {
+          const head = heads.get(room) ?? 0;
+          const last = messages.lastId(room);
+          if (last !== undefined && head < last) {
+            // The store has fewer messages than the log: the room was reset
+            // (a new database, messages deleted). What the log knew is void.
+            messages.forget(room);
+            continue;
+          }
+          const known = last ?? floors.get(room);
+          if (known === undefined || head <= known) continue;
+          messages.seed(room, await store.after(room, known, PAGE_SIZE));
+        }
+      }
+      if (this.#failing) this.#options.log?.('info', 'store watch: the store answers again');
+      this.#failing = false;
+    } catch (error) {
+      if (!this.#failing) {
+        this.#options.log?.('warn', 'store watch: cannot read the store; retrying', error);
+      }
+      this.#failing = true;
+    }
+  }
+}
