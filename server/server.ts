@@ -51,8 +51,7 @@ export interface ChatParts {
 
 export interface RunningChat extends ChatContext {
   server: Server;
-  /** Absent with the memory store, which no other process can write to. */
-  watch: StoreWatch | undefined;
+  watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
   close(): Promise<void>;
@@ -98,17 +97,14 @@ export async function startChat(
   });
   bus.onMessage((message) => messages.accept(message));
   const activeWaiters = waiters;
-  const watch =
-    store.kind === 'memory'
-      ? undefined
-      : new StoreWatch({
-          store,
-          messages,
-          bus,
-          watched: () => activeWaiters.watched(),
-          intervalMs: config.storePollMs,
-          log,
-        });
+  const watch = new StoreWatch({
+    store,
+    messages,
+    bus,
+    watched: () => activeWaiters.watched(),
+    intervalMs: config.storePollMs,
+    log,
+  });
 
   const chat: ChatContext = { config, store, bus, messages, waiters, presence, log, telemetry };
   const server = createServer(createRequestListener(chat));
@@ -135,7 +131,7 @@ export async function startChat(
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       activeWaiters.shutdown();
-      watch?.close();
+      watch.close();
       server.closeIdleConnections();
       // Sockets busy with a short request finish it; give them a moment, then cut.
       const cut = setTimeout(() => server.closeAllConnections(), 2_000);

@@ -100,7 +100,7 @@ export function createRecvHandler(chat: ChatContext) {
         messages.noteHead(room, head);
         return undefined;
       }
-      if ((messages.lastId(room) ?? 0) > head) messages.forget(room);
+      if ((messages.lastId(room) ?? 0) > head) messages.reset(room, head);
       return head;
     } catch {
       return undefined; // The store is down: no verdict; the poll waits.

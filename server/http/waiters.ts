@@ -84,6 +84,7 @@ export class Waiters {
   constructor(options: WaitersOptions) {
     this.#options = options;
     options.messages.onAdvance((room, ring, from) => this.#deliver(room, ring, from));
+    options.messages.onReset((room, head) => this.#onReset(room, head));
     if (options.presenceNotifyMs > 0) {
       this.#presenceTimer = setInterval(() => this.notifyPresence(), options.presenceNotifyMs);
       this.#presenceTimer.unref();
@@ -198,6 +199,16 @@ export class Waiters {
     for (const waiter of [...this.#queue]) {
       waiter.res.setHeader('Connection', 'close');
       this.#answer(waiter, this.#emptyBody(waiter, cacheFor(empties, waiter.room)), 'shutdown');
+    }
+  }
+
+  /** The room was reset: the polls waiting past its head are told so, and reload. */
+  #onReset(roomName: string, head: number): void {
+    const room = this.#rooms.get(roomName);
+    if (!room) return;
+    const body = this.body(roomName, [], head, true);
+    for (const waiter of room.waiters) {
+      if (waiter.cursor !== undefined && waiter.cursor > head) this.#answer(waiter, body, 'reset');
     }
   }
 

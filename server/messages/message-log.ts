@@ -58,6 +58,9 @@ export interface MessageLogOptions {
  */
 export type AdvanceListener = (room: string, ring: readonly Message[], from: number) => void;
 
+/** Called when a room turned out to be reset: its messages now end at `head` (0: none). */
+export type ResetListener = (room: string, head: number) => void;
+
 interface Room {
   name: string;
   /** Consecutive ids, oldest first. */
@@ -80,6 +83,7 @@ export class MessageLog {
   readonly #rooms = new Map<string, Room>();
   readonly #dirty = new Set<Room>();
   readonly #listeners: AdvanceListener[] = [];
+  readonly #resetListeners: ResetListener[] = [];
   readonly #store: MessageStore;
   readonly #ringSize: number;
   readonly #gapWaitMs: number;
@@ -125,6 +129,10 @@ export class MessageLog {
 
   onAdvance(listener: AdvanceListener): void {
     this.#listeners.push(listener);
+  }
+
+  onReset(listener: ResetListener): void {
+    this.#resetListeners.push(listener);
   }
 
   /**
@@ -211,10 +219,15 @@ export class MessageLog {
     return [...this.#rooms.keys()];
   }
 
-  /** Forgets a room: after a reset, what the log knew of it is void. */
-  forget(roomName: string): void {
+  /**
+   * The store's head of a room is behind what the log knew (a new database,
+   * messages deleted): what the log knew is void. Forgets the room, and tells
+   * the listeners so that polls waiting past `head` are told to reset.
+   */
+  reset(roomName: string, head: number): void {
     const room = this.#rooms.get(roomName);
     if (room) this.#drop(room);
+    for (const listener of this.#resetListeners) listener(roomName, head);
   }
 
   /** Drops the rooms nobody watches that saw nothing for `roomIdleMs`. Runs on a timer. */

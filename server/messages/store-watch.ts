@@ -85,7 +85,7 @@ export class StoreWatch {
           if (last !== undefined && head < last) {
             // The store has fewer messages than the log: the room was reset
             // (a new database, messages deleted). What the log knew is void.
-            messages.forget(room);
+            messages.reset(room, head);
             continue;
           }
           const known = last ?? floors.get(room);

@@ -32,7 +32,13 @@ export interface SharedPresenceOptions {
   cacheMs?: number;
   /** How long touches are collected before one sync carries them. @default 20 */
   batchMs?: number;
-  /** Past this age a cached count is not used at all. @default 10 × cacheMs, at least 10 s */
+  /**
+   * Past this age a cached count is not used while the shared view cannot be
+   * reached. While it can, a cached count is used for a whole window (a poll
+   * can wait that long between two answers in a quiet room, and the count it
+   * gets must still include the other processes' clients); it is refreshed
+   * whenever it is read and older than `cacheMs`. @default 10 × cacheMs, at least 10 s
+   */
   staleMs?: number;
   log?: Log;
   /** Name in log lines. */
@@ -52,6 +58,7 @@ export class SharedPresence implements Presence {
   readonly #cacheMs: number;
   readonly #batchMs: number;
   readonly #staleMs: number;
+  readonly #windowMs: number;
   readonly #log: Log;
   readonly #name: string;
   readonly #release: () => void;
@@ -71,6 +78,7 @@ export class SharedPresence implements Presence {
     this.#cacheMs = options.cacheMs ?? 1_000;
     this.#batchMs = options.batchMs ?? 20;
     this.#staleMs = options.staleMs ?? Math.max(10 * this.#cacheMs, 10_000);
+    this.#windowMs = Math.max(options.windowMs, this.#staleMs);
     this.#log = options.log ?? (() => {});
     this.#name = options.name ?? 'presence';
     this.#release = options.release ?? (() => {});
@@ -101,7 +109,8 @@ export class SharedPresence implements Presence {
       this.#wanted.add(room);
       this.#schedule();
     }
-    return cached && age < this.#staleMs ? Math.max(local, cached.value) : local;
+    const usableFor = this.#failing ? this.#staleMs : this.#windowMs;
+    return cached && age < usableFor ? Math.max(local, cached.value) : local;
   }
 
   async close(): Promise<void> {
@@ -159,7 +168,7 @@ export class SharedPresence implements Presence {
   }
 
   #forgetStale(): void {
-    const oldest = Date.now() - this.#staleMs;
+    const oldest = Date.now() - (this.#failing ? this.#staleMs : this.#windowMs);
     for (const [room, cached] of this.#counts) if (cached.at < oldest) this.#counts.delete(room);
   }
 }

@@ -1,4 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import { SqliteStore } from '../../server/store/sqlite-store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 
 let chat: TestChat;
@@ -124,6 +130,79 @@ describe('GET /recv', () => {
     });
   });
 
+  describe('when one address holds MAX_POLLS_PER_ADDRESS waiting polls', () => {
+    it('refuses its next poll with 429 too_many_polls, and still takes other addresses', async () => {
+      chat = await startTestChat({
+        maxPollsPerAddress: 2,
+        trustProxy: true,
+        pollTimeoutMs: 60_000,
+      });
+      const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+      const held = [
+        chat.get('/recv?since=0', from('203.0.113.7')),
+        chat.get('/recv?since=0', from('203.0.113.7')),
+      ];
+      await until(() => chat.waiters.size === 2, 'two polls to wait');
+      const refused = await chat.get('/recv?since=0', from('203.0.113.7'));
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+        'too_many_polls',
+      );
+      const other = chat.get('/recv?since=0', from('198.51.100.9'));
+      await until(() => chat.waiters.size === 3, 'the other address to wait');
+      await chat.send({ text: 'for everyone' });
+      const answers = await Promise.all([...held, other]);
+      expect(answers.map((res) => res.status)).toEqual([200, 200, 200]);
+    });
+  });
+
+  describe('when the cursor is ahead of every message of the room', () => {
+    it("answers at once with reset and the room's head (a database that was reset)", async () => {
+      chat = await startTestChat({ pollTimeoutMs: 60_000 });
+      await chat.send({ text: 'one' });
+      await chat.send({ text: 'two' });
+      const answer = await chat.recv('since=5');
+      expect(answer).toEqual({ messages: [], cursor: 2, online: 0, reset: true });
+    });
+
+    it('tells a waiting poll to reset when an operator deletes the room, then delivers anew', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'chat-reset-'));
+      const file = join(dir, 'chat.sqlite');
+      try {
+        chat = await startTestChat(
+          { pollTimeoutMs: 60_000, storePollMs: 50 },
+          { store: new SqliteStore(file) },
+        );
+        for (const text of ['a', 'b', 'c']) await chat.send({ text });
+        const poll = chat.recv('since=3');
+        await until(() => chat.waiters.size === 1, 'the poll to wait');
+        // The operator, with a connection of their own.
+        const operator = new Database(file);
+        operator.prepare('DELETE FROM messages WHERE room = ?').run('main');
+        operator.close();
+        expect(await poll).toMatchObject({ messages: [], cursor: 0, reset: true });
+        const next = chat.recv('since=0');
+        await until(() => chat.waiters.size === 1, 'the next poll to wait');
+        await chat.send({ text: 'after the reset' });
+        expect((await next).messages.map((m) => [m.id, m.text])).toEqual([[1, 'after the reset']]);
+      } finally {
+        await chat.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('does not reset a cursor that is only ahead of this process (another one stored it)', async () => {
+      const store = new MemoryStore();
+      chat = await startTestChat({ pollTimeoutMs: 60_000 }, { store });
+      await store.append({ room: 'main', nickname: 'n', text: 'stored elsewhere' });
+      const poll = chat.recv('since=1');
+      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await chat.send({ text: 'next' });
+      expect((await poll).reset).toBeUndefined();
+    });
+  });
+
   describe('online count', () => {
     it("answers a client's first poll at once, so a page shows the count when it opens", async () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 });
@@ -134,6 +213,16 @@ describe('GET /recv', () => {
       await until(() => chat.waiters.size === 1, 'the second poll to wait');
       await chat.send({ text: 'and now?' });
       expect((await second).messages.map((m) => m.text)).toEqual(['and now?']);
+    });
+
+    it('tells a waiting poll within PRESENCE_NOTIFY_MS that someone joined', async () => {
+      chat = await startTestChat({ pollTimeoutMs: 60_000, presenceNotifyMs: 50 });
+      await chat.recv('since=0&client=first-tab'); // a first poll: answered at once
+      const waiting = chat.recv('since=0&client=first-tab');
+      await until(() => chat.waiters.size === 1, 'the first tab to wait');
+      const joined = await chat.recv('since=0&client=second-tab');
+      expect(joined.online).toBe(2);
+      expect(await waiting).toEqual({ messages: [], cursor: 0, online: 2 });
     });
 
     it('rises when a client polls and falls when it leaves', async () => {

@@ -1,10 +1,9 @@
 /**
- * The hub's ordering rules, driven through real HTTP polls: messages that
+ * The ordering rules of the message log and the waiting polls, driven through real HTTP polls: messages that
  * arrive out of order (as they do from several writers, or over a bus) reach
  * a client in id order, never twice, and never past a gap.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalPresence } from '../../server/presence/presence.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
@@ -33,7 +32,7 @@ async function storeMessages(n: number): Promise<Message[]> {
   return stored;
 }
 
-describe('Hub', () => {
+describe('delivery order over HTTP', () => {
   describe('when messages arrive out of order', () => {
     it('holds a message back until the smaller id arrives, then delivers both in order', async () => {
       chat = await startTestChat();
@@ -131,23 +130,5 @@ describe('Hub', () => {
       for (let id = 1; id <= 5; id += 1) chat.messages.accept(message(id));
       expect((await poll).messages.map((m) => m.id)).toEqual([1, 2, 3, 4, 5]);
     });
-  });
-});
-
-describe('LocalPresence', () => {
-  it('counts a client within the window and forgets it after', () => {
-    let now = 1_000;
-    const presence = new LocalPresence(100, () => now);
-    presence.touch('main', 'tab-1');
-    presence.touch('main', 'tab-2');
-    presence.touch('dev', 'tab-3');
-    expect(presence.count('main')).toBe(2);
-    now += 60;
-    presence.touch('main', 'tab-1');
-    now += 60;
-    expect(presence.count('main')).toBe(1);
-    presence.leave('main', 'tab-1');
-    expect(presence.count('main')).toBe(0);
-    expect(presence.count('dev')).toBe(0);
   });
 });

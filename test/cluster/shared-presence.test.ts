@@ -1,0 +1,71 @@
+/**
+ * The online count across two processes sharing Redis, in a quiet room: a
+ * poll that waits its whole timeout must still be answered with the clients
+ * of both processes (a shared count once expired after 10 s while a poll
+ * waited 25 s, so quiet rooms showed "1 online" at every timeout).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceUrl } from '../helpers/env.ts';
+import { startServerProcess, stopAllServerProcesses } from '../helpers/processes.ts';
+import { type ChatClient, chatClient } from './http-client.ts';
+import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
+
+const redisUrl = serviceUrl('REDIS_URL');
+/** Longer than the 10 s after which the shared count used to expire. */
+const POLL_TIMEOUT_MS = 12_000;
+
+describe.skipIf(redisUrl === undefined)('the online count with two processes and Redis', () => {
+  let database: SharedDatabase;
+  let clientA: ChatClient;
+  let clientB: ChatClient;
+
+  beforeAll(async () => {
+    database = await createSharedDatabase();
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl!,
+      REDIS_PREFIX: uniquePrefix(),
+      POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS),
+      // Off: this checks the count a poll gets at its timeout, not the notifications.
+      PRESENCE_NOTIFY_MS: '0',
+    };
+    const [a, b] = await Promise.all([startServerProcess({ env }), startServerProcess({ env })]);
+    clientA = chatClient(a.url);
+    clientB = chatClient(b.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    clientA?.close();
+    clientB?.close();
+    await stopAllServerProcesses();
+    await database?.drop();
+  });
+
+  describe('when a client on each process waits out a whole poll in a quiet room', () => {
+    it('answers both with both clients online', async () => {
+      const hello = await clientA.send({ room: 'quiet', text: 'hello' });
+      // Each process learns of the other's client at its next presence sync:
+      // poll with since=0 (answered at once) until both count two.
+      await expect
+        .poll(
+          async () => {
+            const [onA, onB] = await Promise.all([
+              clientA.recv('room=quiet&since=0&client=client-on-a'),
+              clientB.recv('room=quiet&since=0&client=client-on-b'),
+            ]);
+            return [onA.online, onB.online];
+          },
+          { timeout: 10_000, interval: 100 },
+        )
+        .toEqual([2, 2]);
+      const started = Date.now();
+      const [onA, onB] = await Promise.all([
+        clientA.recv(`room=quiet&since=${hello.id}&client=client-on-a`),
+        clientB.recv(`room=quiet&since=${hello.id}&client=client-on-b`),
+      ]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(POLL_TIMEOUT_MS - 100);
+      expect([onA.messages, onB.messages]).toEqual([[], []]);
+      expect([onA.online, onB.online]).toEqual([2, 2]);
+    }, 40_000);
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * The message log on its own: no socket, no server. What it promises every
+ * cursor (docs/design.md, "Cursors and dense ids"): consecutive ids, no
+ * skips, no doubles, gaps held back until filled or given up, and memory
+ * that stays bounded whatever room names strangers invent.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type MessageLog as Log, MessageLog } from '../../server/messages/message-log.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import type { Message, MessageStore } from '../../server/store/store.ts';
+
+const message = (id: number, room = 'main'): Message => ({
+  id,
+  room,
+  nickname: 'n',
+  text: `m${id}`,
+  time: new Date(0).toISOString(),
+});
+
+let log: Log | undefined;
+afterEach(() => log?.close());
+
+function createLog(options: Partial<ConstructorParameters<typeof MessageLog>[0]> = {}) {
+  log = new MessageLog({
+    store: new MemoryStore(),
+    trustRing: true,
+    maxRooms: 100,
+    roomIdleMs: 60_000,
+    ...options,
+  });
+  const advances: Array<{ room: string; ids: number[] }> = [];
+  log.onAdvance((room, ring, from) =>
+    advances.push({ room, ids: ring.slice(from).map((m) => m.id) }),
+  );
+  /** Resolves after the log's next delivery turn. */
+  const flushed = () => new Promise((resolve) => setImmediate(resolve));
+  return { log, advances, flushed };
+}
+
+/** A store with `n` messages in `room`, as another process would have written them. */
+async function storeWith(n: number, room = 'main'): Promise<MemoryStore> {
+  const store = new MemoryStore();
+  for (let i = 1; i <= n; i += 1) await store.append({ room, nickname: 'n', text: `m${i}` });
+  return store;
+}
+
+describe('MessageLog', () => {
+  describe('accept', () => {
+    it('hands messages accepted in one turn to the listeners together, once per room', async () => {
+      const { log, advances, flushed } = createLog();
+      log.accept(message(1));
+      log.accept(message(2));
+      log.accept(message(1, 'dev'));
+      await flushed();
+      expect(advances).toEqual([
+        { room: 'main', ids: [1, 2] },
+        { room: 'dev', ids: [1] },
+      ]);
+    });
+
+    it('holds a message ahead of a gap back until the smaller id arrives', async () => {
+      const { log, advances, flushed } = createLog();
+      log.accept(message(1));
+      await flushed();
+      log.accept(message(3));
+      await flushed();
+      expect(log.lastId('main')).toBe(1);
+      log.accept(message(2));
+      await flushed();
+      expect(advances.at(-1)).toEqual({ room: 'main', ids: [2, 3] });
+      expect(log.lastId('main')).toBe(3);
+    });
+
+    it('drops a message it already has (a bus echo, a repeated key)', async () => {
+      const { log, advances, flushed } = createLog();
+      log.accept(message(1));
+      log.accept(message(2));
+      await flushed();
+      log.accept(message(2));
+      log.accept(message(1));
+      await flushed();
+      expect(advances).toEqual([{ room: 'main', ids: [1, 2] }]);
+    });
+  });
+
+  describe('catchUp', () => {
+    it('answers from the ring what comes after a cursor inside it', () => {
+      const { log } = createLog();
+      for (let id = 1; id <= 5; id += 1) log.accept(message(id));
+      expect(log.catchUp('main', 2)?.map((m) => m.id)).toEqual([3, 4, 5]);
+    });
+
+    it('answers "nothing yet" at the head only when the ring can be trusted', () => {
+      const trusted = createLog().log;
+      trusted.accept(message(1));
+      expect(trusted.catchUp('main', 1)).toEqual([]);
+      trusted.close();
+      const untrusted = createLog({ trustRing: false }).log;
+      untrusted.accept(message(1));
+      expect(untrusted.catchUp('main', 1)).toBeUndefined();
+    });
+
+    it('sends a cursor before the ring, past the head, or in an unknown room to the store', () => {
+      const { log } = createLog({ ringSize: 3 });
+      for (let id = 1; id <= 5; id += 1) log.accept(message(id));
+      expect(log.catchUp('main', 1)).toBeUndefined(); // the ring holds 3..5
+      expect(log.catchUp('main', 9)).toBeUndefined();
+      expect(log.catchUp('elsewhere', 0)).toBeUndefined();
+    });
+  });
+
+  describe('seed', () => {
+    it('starts an unknown room at the run of consecutive ids at the end of a store read', () => {
+      const { log } = createLog();
+      log.seed('main', [message(1), message(2), message(4), message(5)]);
+      expect(log.catchUp('main', 3)?.map((m) => m.id)).toEqual([4, 5]);
+      expect(log.catchUp('main', 2)).toBeUndefined();
+    });
+  });
+
+  describe('when the bus never fills a gap', () => {
+    it('reads the gap from the store', async () => {
+      const store = await storeWith(3);
+      const { log, advances } = createLog({ store, gapWaitMs: 5 });
+      log.accept((await store.after('main', 0, 1))[0]!);
+      log.accept((await store.after('main', 2, 1))[0]!);
+      await expect.poll(() => log.lastId('main')).toBe(3);
+      expect(advances.flatMap((a) => a.ids)).toEqual([1, 2, 3]);
+    });
+
+    it('gives a gap up at once when the store commits in id order and has nothing there', async () => {
+      const store = await storeWith(1); // id 2 was taken by a write that failed
+      const { log } = createLog({ store, gapWaitMs: 5 });
+      log.accept(message(1));
+      log.accept(message(3));
+      await expect.poll(() => log.lastId('main')).toBe(3);
+      expect(log.catchUp('main', 1)).toBeUndefined(); // before the restarted ring: the store answers
+    });
+
+    it("waits for the store's gapGraceMs before giving a gap up", async () => {
+      let now = 0;
+      let reads = 0;
+      const base = await storeWith(1);
+      const store: MessageStore = Object.assign(base, {
+        gapGraceMs: 10_000,
+        after: (room: string, since: number, limit: number) => {
+          reads += 1;
+          return MemoryStore.prototype.after.call(base, room, since, limit);
+        },
+      });
+      const { log } = createLog({ store, gapWaitMs: 1, now: () => now });
+      log.accept(message(1));
+      log.accept(message(3));
+      // Several gap reads go by: within the grace, id 2 may still appear.
+      await expect.poll(() => reads).toBeGreaterThanOrEqual(3);
+      expect(log.lastId('main')).toBe(1);
+      now = 10_000;
+      await expect.poll(() => log.lastId('main')).toBe(3);
+    });
+  });
+
+  describe('memory', () => {
+    it('keeps at most maxRooms rooms, dropping the least recently used first', () => {
+      const { log } = createLog({ maxRooms: 3 });
+      for (const room of ['a', 'b', 'c']) log.accept(message(1, room));
+      log.catchUp('a', 0); // a is used again: b is now the oldest
+      log.accept(message(1, 'd'));
+      expect(log.rooms).toBe(3);
+      expect(log.roomNames().sort()).toEqual(['a', 'c', 'd']);
+    });
+
+    it('drops rooms idle for roomIdleMs unless polls watch them', () => {
+      let now = 0;
+      const watched = new Set(['kept']);
+      const { log } = createLog({
+        roomIdleMs: 1_000,
+        now: () => now,
+        isWatched: (room) => watched.has(room),
+      });
+      log.accept(message(1, 'idle'));
+      log.accept(message(1, 'kept'));
+      now = 500;
+      log.accept(message(1, 'recent'));
+      now = 1_200;
+      log.dropIdle();
+      expect(log.roomNames().sort()).toEqual(['kept', 'recent']);
+    });
+
+    it("holds 50,000 strangers' rooms as at most maxRooms", () => {
+      const { log } = createLog({ maxRooms: 1_000 });
+      for (let i = 0; i < 50_000; i += 1) log.accept(message(1, `room-${i}`));
+      expect(log.rooms).toBe(1_000);
+    });
+  });
+
+  describe('reset', () => {
+    it('forgets the room and tells the listeners its new head', () => {
+      const { log } = createLog();
+      const resets: Array<[string, number]> = [];
+      log.onReset((room, head) => resets.push([room, head]));
+      log.accept(message(1));
+      log.accept(message(2));
+      log.reset('main', 0);
+      expect(log.lastId('main')).toBeUndefined();
+      expect(resets).toEqual([['main', 0]]);
+      log.accept(message(1));
+      expect(log.lastId('main')).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,49 @@
+/** `LocalPresence`: the online count of one process, with a clock the tests control. */
+import { describe, expect, it } from 'vitest';
+import { LocalPresence } from '../../server/presence/presence.ts';
+
+describe('LocalPresence', () => {
+  it('counts a client within the window and forgets it after', () => {
+    let now = 1_000;
+    const presence = new LocalPresence(100, () => now);
+    presence.touch('main', 'tab-1');
+    presence.touch('main', 'tab-2');
+    presence.touch('dev', 'tab-3');
+    expect(presence.count('main')).toBe(2);
+    now += 60;
+    presence.touch('main', 'tab-1');
+    now += 60;
+    expect(presence.count('main')).toBe(1);
+    presence.leave('main', 'tab-1');
+    expect(presence.count('main')).toBe(0);
+    expect(presence.count('dev')).toBe(0);
+  });
+
+  it('says whether a touch is the first of a client in the room', () => {
+    let now = 0;
+    const presence = new LocalPresence(100, () => now);
+    expect(presence.touch('main', 'tab-1')).toBe(true);
+    expect(presence.touch('main', 'tab-1')).toBe(false);
+    expect(presence.touch('dev', 'tab-1')).toBe(true);
+    now = 500; // out of the window: a newcomer again
+    expect(presence.touch('main', 'tab-1')).toBe(true);
+  });
+
+  describe('when strangers name 50,000 rooms', () => {
+    it('drops the rooms whose clients all left the window as new ones come', () => {
+      let now = 0;
+      const presence = new LocalPresence(1_000, () => now);
+      for (let i = 0; i < 50_000; i += 1) {
+        now += 1; // one new room a millisecond: at most ~1,000 are in the window
+        presence.touch(`room-${i}`, `client-${i}`);
+      }
+      expect(presence.rooms).toBeLessThanOrEqual(1_002);
+    });
+
+    it('keeps at most maxRooms rooms even when all are fresh', () => {
+      const presence = new LocalPresence(60_000, () => 0, 500);
+      for (let i = 0; i < 50_000; i += 1) presence.touch(`room-${i}`, `client-${i}`);
+      expect(presence.rooms).toBeLessThanOrEqual(501);
+    });
+  });
+});
