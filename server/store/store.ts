@@ -8,7 +8,7 @@
  *   is durable. Ids are per room, start at 1 and increase by exactly 1 (no
  *   gaps in normal operation), and a message with a larger id is never
  *   visible to a reader before every smaller id of its room is. That is what
- *   lets a reader's cursor never skip a message (rule 2 of DESIGN.md).
+ *   lets a reader's cursor never skip a message (docs/design.md, "Cursors and dense ids").
  * - `append` with a `key` already used in the room stores nothing and
  *   returns the first message (`created: false`): safe retries.
  * - A store that cannot reach its database throws `StoreUnavailableError`;

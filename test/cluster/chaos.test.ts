@@ -9,11 +9,12 @@
  * order: the store's full list, read at the end.
  */
 import { randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore } from '../../server/store/open-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import type { RecvBody } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -38,7 +39,8 @@ interface Client {
   inFlight: AbortController | undefined;
 }
 
-describe.skipIf(redisUrl === undefined)(
+describeWith(
+  needs.service('REDIS_URL'),
   'chaos: 3 processes, moving clients, a SIGKILL mid-run',
   () => {
     let database: SharedDatabase;
@@ -192,7 +194,7 @@ describe.skipIf(redisUrl === undefined)(
         expect(client.outOfOrder).toBe(0);
         expect(client.received.map((m) => m.id)).toEqual(room.map((m) => m.id));
         // And each exactly as stored: whichever process and path it came by,
-        // a message reads the same (DESIGN.md: "exactly as the HTTP API returns it").
+        // a message reads the same (docs/design.md, "The HTTP contract": a Message is exactly what every route returns).
         const differs = client.received.findIndex((m, i) => !sameMessage(m, room[i]!));
         expect(
           differs === -1

@@ -7,6 +7,7 @@
  * worker and the send on another.
  */
 import { Agent, request } from 'node:http';
+import { vi } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
 
 export interface HttpAnswer {
@@ -79,17 +80,21 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
   };
 }
 
-/** Polls `/health` until `waiting` reaches `count`: the polls are registered, not just sent. */
+/**
+ * Resolves once `waiting` reaches `count` in `/health`: the polls are
+ * registered, not just sent. Asked every 10 ms by `vi.waitFor`, not in a tight loop.
+ */
 export async function untilWaiting(
   client: ChatClient,
   count: number,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await client.get('/health');
-    if ((body as { waiting: number }).waiting >= count) return;
-    if (Date.now() > deadline)
-      throw new Error(`fewer than ${count} polls waiting after ${timeoutMs} ms`);
-  }
+  await vi.waitFor(
+    async () => {
+      const { body } = await client.get('/health');
+      const waiting = (body as { waiting: number }).waiting;
+      if (waiting < count) throw new Error(`${waiting} of ${count} polls waiting`);
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }

@@ -4,11 +4,12 @@
  * Both servers run in this test process (real HTTP on port 0, one shared
  * store) and reach the real Redis through a TCP proxy the test can cut.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RedisBus } from '../../server/bus/redis-bus.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { type RecvBody, startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { uniquePrefix } from './shared-database.ts';
 
@@ -17,7 +18,7 @@ const redisUrl = serviceUrl('REDIS_URL');
 const POLL_TIMEOUT_MS = 20_000;
 const room = 'outage';
 
-describe.skipIf(redisUrl === undefined)('when Redis is cut between two servers', () => {
+describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers', () => {
   let proxy: TcpProxy;
   let a: TestChat;
   let b: TestChat;

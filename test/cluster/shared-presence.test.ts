@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import { startServerProcess, stopAllServerProcesses } from '../helpers/processes.ts';
 import { type ChatClient, chatClient } from './http-client.ts';
 import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
@@ -14,7 +15,7 @@ const redisUrl = serviceUrl('REDIS_URL');
 /** Longer than the 10 s after which the shared count used to expire. */
 const POLL_TIMEOUT_MS = 12_000;
 
-describe.skipIf(redisUrl === undefined)('the online count with two processes and Redis', () => {
+describeWith(needs.service('REDIS_URL'), 'the online count with two processes and Redis', () => {
   let database: SharedDatabase;
   let clientA: ChatClient;
   let clientB: ChatClient;

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -16,7 +17,7 @@ import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './share
 const redisUrl = serviceUrl('REDIS_URL');
 const POLL_TIMEOUT_MS = 10_000;
 
-describe.skipIf(redisUrl === undefined)('two server processes with the Redis bus', () => {
+describeWith(needs.service('REDIS_URL'), 'two server processes with the Redis bus', () => {
   let database: SharedDatabase;
   let a: ServerProcess;
   let b: ServerProcess;

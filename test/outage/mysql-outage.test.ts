@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMysqlPool, MysqlStore } from '../../server/store/mysql-store.ts';
 import { startTestChat, type TestChat } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { type TestDatabases, testDatabases } from '../store/mysql-database.ts';
 
@@ -23,12 +24,8 @@ interface Sent {
   id?: number;
 }
 
-if (serverUrl === undefined) {
-  describe('MySQL outage', () => {
-    it.skip('needs MYSQL_URL (CI sets it to the local MariaDB)', () => {});
-  });
-} else {
-  describe('MySQL outage', () => {
+describeWith(needs.service('MYSQL_URL'), 'MySQL outage', () => {
+  describe('through a proxy that is cut and restored', () => {
     let databases: TestDatabases;
     let databaseUrl: string;
     let proxy: TcpProxy;
@@ -44,7 +41,7 @@ if (serverUrl === undefined) {
     };
 
     beforeAll(async () => {
-      databases = testDatabases(serverUrl);
+      databases = testDatabases(serverUrl!);
       databaseUrl = await databases.create();
       const direct = new URL(databaseUrl);
       proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 3306) });
@@ -122,7 +119,7 @@ if (serverUrl === undefined) {
       expect(sent.filter((s) => s.status === 503).length).toBeGreaterThanOrEqual(3);
     });
   });
-}
+});
 
 interface Row extends RowDataPacket {
   id: number;
