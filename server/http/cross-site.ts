@@ -15,19 +15,31 @@
 import type { Request } from 'express';
 import { httpError } from '../errors.ts';
 
+/** What the check reads from a request. */
+export interface SiteHeaders {
+  origin: string | undefined;
+  secFetchSite: string | undefined;
+  /** The host the request came to (`req.host`: X-Forwarded-Host only when `trust proxy` says so). */
+  host: string;
+}
+
+/** Whether a request with these headers comes from our own site (or a listed origin). */
+export function isSameSite(headers: SiteHeaders, allowed: ReadonlySet<string>): boolean {
+  const { origin, secFetchSite: site, host } = headers;
+  if (origin !== undefined && allowed.has(origin)) return true;
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
+  if (origin === undefined) return true;
+  return URL.canParse(origin) && new URL(origin).host === host;
+}
+
 export function createCrossSiteCheck(allowedOrigins: readonly string[]) {
   const allowed = new Set(allowedOrigins.map((origin) => new URL(origin).origin));
   return function checkSameSite(req: Request): void {
-    const origin = req.get('origin');
-    if (origin !== undefined && allowed.has(origin)) return;
-    const site = req.get('sec-fetch-site');
-    if (site !== undefined) {
-      if (site === 'same-origin' || site === 'none') return;
-      throw httpError('cross_site');
-    }
-    if (origin === undefined) return;
-    // `req.host` honours X-Forwarded-Host only when `trust proxy` says so.
-    if (URL.canParse(origin) && new URL(origin).host === req.host) return;
-    throw httpError('cross_site');
+    const headers = {
+      origin: req.get('origin'),
+      secFetchSite: req.get('sec-fetch-site'),
+      host: req.host,
+    };
+    if (!isSameSite(headers, allowed)) throw httpError('cross_site');
   };
 }

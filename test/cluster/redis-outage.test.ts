@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RedisBus } from '../../server/bus/redis-bus.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
-import { type RecvBody, startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { pollUntil } from '../helpers/catch-up.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
@@ -69,7 +70,7 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
     // The poll on the sending server is answered at once, by its own hub.
     const local = await localPoll;
     expect(local.messages[0]?.id).toBe(ids[0]);
-    expect(await pollUntil(a, local, ids.at(-1)!)).toEqual(ids);
+    expect(await pollUntil(a.recv, room, local, ids.at(-1)!)).toEqual(ids);
 
     // The bus is down: the other server's store watch finds the messages
     // within STORE_POLL_MS, long before the poll's timeout.
@@ -77,7 +78,7 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
     const remote = await remotePoll;
     expect(remote.messages.length).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(POLL_TIMEOUT_MS / 2);
-    expect(await pollUntil(b, remote, ids.at(-1)!)).toEqual(ids);
+    expect(await pollUntil(b.recv, room, remote, ids.at(-1)!)).toEqual(ids);
   });
 
   it('reconnects by itself and delivers through Redis again', async () => {
@@ -91,15 +92,3 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
     expect((await poll).messages.map((m) => m.id)).toEqual([sent.id]);
   });
 });
-
-/** The ids `first` and the polls after it bring, until the cursor reaches `lastId`. */
-async function pollUntil(chat: TestChat, first: RecvBody, lastId: number): Promise<number[]> {
-  const ids = first.messages.map((m) => m.id);
-  let cursor = first.cursor;
-  while (cursor < lastId) {
-    const next = await chat.recv(`room=${room}&since=${cursor}`);
-    ids.push(...next.messages.map((m) => m.id));
-    cursor = next.cursor;
-  }
-  return ids;
-}

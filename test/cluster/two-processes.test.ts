@@ -3,7 +3,8 @@
  * what separate machines behind a load balancer do.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecvBody, SendBody } from '../helpers/chat.ts';
+import { pollUntil } from '../helpers/catch-up.ts';
+import type { SendBody } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import {
@@ -127,27 +128,10 @@ describeWith(needs.service('REDIS_URL'), 'two server processes with the Redis bu
       }
       const got = await Promise.all(
         (await Promise.all(repolls)).map((answer) =>
-          catchUp(clientB, 'shutdown', answer, sent.at(-1)!.id),
+          pollUntil(clientB.recv, 'shutdown', answer, sent.at(-1)!.id),
         ),
       );
       for (const ids of got) expect(ids).toEqual(sent.map((s) => s.id));
     });
   });
 });
-
-/** Keeps polling from `answer` until the cursor reaches `lastId`; every id received, in order. */
-async function catchUp(
-  client: ChatClient,
-  room: string,
-  answer: RecvBody,
-  lastId: number,
-): Promise<number[]> {
-  const ids = answer.messages.map((m) => m.id);
-  let cursor = answer.cursor;
-  while (cursor < lastId) {
-    const next = await client.recv(`room=${room}&since=${cursor}`);
-    ids.push(...next.messages.map((m) => m.id));
-    cursor = next.cursor;
-  }
-  return ids;
-}

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../server/store/open-store.ts';
 import type { Message, MessageStore, NewMessage } from '../../server/store/store.ts';
+import { appendMany } from '../helpers/append-many.ts';
 
 export interface StoreFixture {
   /** A new, uninitialised handle (its own connection or pool) on this suite's database. */
@@ -332,22 +333,4 @@ export function describeStore(
       });
     });
   });
-}
-
-/** Appends `count` messages to `room`, `inFlight` at a time, with texts `<tag>-<n>`. */
-async function appendMany(
-  store: MessageStore,
-  room: string,
-  count: number,
-  inFlight: number,
-  tag = 'm',
-): Promise<void> {
-  let next = 0;
-  const writer = async () => {
-    while (next < count) {
-      const n = next++;
-      await store.append({ room, nickname: 'Bob', text: `${tag}-${n}` });
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, writer));
 }

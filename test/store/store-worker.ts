@@ -9,7 +9,9 @@
  *
  * It exits 0 when done and non-zero (with the error on stderr) otherwise.
  */
+
 import { openStore } from '../../server/store/open-store.ts';
+import { appendMany } from '../helpers/append-many.ts';
 
 const [url, command, room, ...args] = process.argv.slice(2);
 if (!url || !room) throw new Error('usage: store-worker.ts <url> <command> <room> …');
@@ -21,14 +23,7 @@ try {
     await store.append({ room, nickname: `pid${process.pid}`, text: 'started' });
   } else if (command === 'append') {
     const [count, tag, inFlight] = [Number(args[0]), args[1], Number(args[2] ?? 1)];
-    let next = 0;
-    const writer = async () => {
-      while (next < count) {
-        const n = next++;
-        await store.append({ room, nickname: 'worker', text: `${tag}-${n}` });
-      }
-    };
-    await Promise.all(Array.from({ length: inFlight }, writer));
+    await appendMany(store, room, count, inFlight, tag, 'worker');
   } else {
     throw new Error(`unknown command ${command}`);
   }
