@@ -86,19 +86,19 @@ export class MysqlStore implements MessageStore {
   }
 
   async init(): Promise<void> {
-    await this.#guard(() => withConnection(this.#pool, migrate));
+    await this.#unavailableOnError(() => withConnection(this.#pool, migrate));
   }
 
   append(input: NewMessage): Promise<AppendResult> {
-    return this.#guard(() => this.#appender.append(input));
+    return this.#unavailableOnError(() => this.#appender.append(input));
   }
 
   async after(room: string, since: number, limit: number): Promise<Message[]> {
-    return this.#guard(async () => this.#select(AFTER, [room, since, String(limit)]));
+    return this.#unavailableOnError(async () => this.#select(AFTER, [room, since, String(limit)]));
   }
 
   async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
-    return this.#guard(async () => {
+    return this.#unavailableOnError(async () => {
       const newestFirst = await this.#select(BEFORE, [
         room,
         before ?? Number.MAX_SAFE_INTEGER,
@@ -110,7 +110,7 @@ export class MysqlStore implements MessageStore {
 
   async heads(rooms: readonly string[]): Promise<Map<string, number>> {
     if (rooms.length === 0) return new Map();
-    return this.#guard(async () => {
+    return this.#unavailableOnError(async () => {
       const [rows] = await withConnection(this.#pool, (conn) =>
         conn.query<HeadRow[]>(
           {
@@ -125,7 +125,7 @@ export class MysqlStore implements MessageStore {
   }
 
   async ping(): Promise<void> {
-    await this.#guard(() =>
+    await this.#unavailableOnError(() =>
       withConnection(this.#pool, (conn) =>
         conn.query({ sql: 'SELECT 1', timeout: STATEMENT_TIMEOUT_MS }),
       ),
@@ -143,7 +143,7 @@ export class MysqlStore implements MessageStore {
     return rows.map(toMessage);
   }
 
-  async #guard<T>(work: () => Promise<T>): Promise<T> {
+  async #unavailableOnError<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {

@@ -61,7 +61,7 @@ export class SqliteStore implements MessageStore {
   }
 
   async init(): Promise<void> {
-    this.#guard(() => this.#migrate());
+    this.#unavailableOnError(() => this.#migrate());
     const byKey = this.#db.prepare<[string, string], Row>(
       'SELECT id, room, nickname, text, time FROM messages WHERE room = ? AND key = ?',
     );
@@ -98,19 +98,21 @@ export class SqliteStore implements MessageStore {
   }
 
   async append(input: NewMessage): Promise<AppendResult> {
-    return this.#guard(() => this.#append(input));
+    return this.#unavailableOnError(() => this.#append(input));
   }
 
   async after(room: string, since: number, limit: number): Promise<Message[]> {
-    return this.#guard(() => this.#after.all(room, since, limit));
+    return this.#unavailableOnError(() => this.#after.all(room, since, limit));
   }
 
   async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
-    return this.#guard(() => this.#before.all(room, before ?? Number.MAX_SAFE_INTEGER, limit));
+    return this.#unavailableOnError(() =>
+      this.#before.all(room, before ?? Number.MAX_SAFE_INTEGER, limit),
+    );
   }
 
   async heads(rooms: readonly string[]): Promise<Map<string, number>> {
-    return this.#guard(() => {
+    return this.#unavailableOnError(() => {
       const heads = new Map<string, number>();
       // One index seek per room on the (room, id) primary key.
       for (const room of rooms) {
@@ -138,7 +140,7 @@ export class SqliteStore implements MessageStore {
   }
 
   async ping(): Promise<void> {
-    this.#guard(() => this.#db.prepare('SELECT 1').get());
+    this.#unavailableOnError(() => this.#db.prepare('SELECT 1').get());
   }
 
   async close(): Promise<void> {
@@ -161,7 +163,7 @@ export class SqliteStore implements MessageStore {
   }
 
   /** Busy or I/O errors mean the database cannot take the write now: a 503, not a 500. */
-  #guard<T>(work: () => T): T {
+  #unavailableOnError<T>(work: () => T): T {
     try {
       return work();
     } catch (error) {

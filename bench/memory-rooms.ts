@@ -1,0 +1,141 @@
+/**
+ * `npm run bench:rooms [-- --rooms=50000 --settle=60]`: what strangers'
+ * rooms cost a server once they are gone.
+ *
+ * A chat server (SQLite on tmpfs, sends unlimited) gets, in each of N new
+ * rooms, one message and one poll that its client abandons at once: the
+ * cheapest way for anyone to make a server remember room names. Then the
+ * server is left alone for `--settle` seconds (it drops a room nobody
+ * watches after `ROOM_IDLE_MS`, 30 s by default) and its resident memory is
+ * compared with what it used before. The target: less than 32 MB more.
+ *
+ * It prints the figures and exits 1 when the target is missed. Traffic goes
+ * to 127.0.0.1 only, bounded by `--rooms`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { rssBytes } from './lib/proc.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const arg = (name: string, fallback: number) => {
+  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return found ? Number(found.slice(name.length + 3)) : fallback;
+};
+const ROOMS = arg('rooms', 50_000);
+const SETTLE_S = arg('settle', 60);
+const IN_FLIGHT = 64;
+const TARGET_MB = 32;
+const MB = 1024 * 1024;
+
+const scratch = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'chat-rooms-'));
+const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+
+function call(port: number, method: string, path: string, body?: string, abort = false) {
+  return new Promise<number>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: abort ? false : agent,
+        headers: body ? { 'content-type': 'application/json' } : {},
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (abort) resolve(0);
+      else reject(error);
+    });
+    if (abort) {
+      // The poll reaches the server, then its client goes away.
+      req.on('socket', (socket) => socket.on('connect', () => setImmediate(() => req.destroy())));
+    }
+    req.end(body);
+  });
+}
+
+async function startServer(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${join(scratch, 'chat.sqlite')}`,
+      SEND_RATE: '0',
+      SERVE_STATIC: 'false',
+      LOG_LEVEL: 'warn',
+      METRICS: 'off',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the server exited (${code}): ${output}`)));
+  });
+  return { child, port };
+}
+
+async function main(): Promise<void> {
+  const { child, port } = await startServer();
+  try {
+    // Warm up: the code paths once, so the baseline is not an idle cold start.
+    for (let i = 0; i < 200; i += 1) {
+      await call(port, 'POST', '/send', JSON.stringify({ room: 'warm', text: `w${i}` }));
+      await call(port, 'GET', `/recv?room=warm&since=${i}`);
+    }
+    await sleep(2_000);
+    const before = rssBytes(child.pid!);
+
+    const started = Date.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < ROOMS) {
+        const room = `stranger-${next++}`;
+        await call(port, 'POST', '/send', JSON.stringify({ room, text: 'x'.repeat(200) }));
+        await call(port, 'GET', `/recv?room=${room}&since=1&client=stranger-client`, undefined, true);
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const peak = rssBytes(child.pid!);
+    const sent = ((Date.now() - started) / 1000).toFixed(1);
+    process.stdout.write(`${ROOMS} rooms, each with a message and an abandoned poll, in ${sent} s\n`);
+    agent.destroy();
+
+    await sleep(SETTLE_S * 1_000);
+    const after = rssBytes(child.pid!);
+    const growth = (after - before) / MB;
+    process.stdout.write(
+      [
+        `RSS before: ${(before / MB).toFixed(1)} MB`,
+        `RSS right after the rooms: ${(peak / MB).toFixed(1)} MB`,
+        `RSS ${SETTLE_S} s later: ${(after / MB).toFixed(1)} MB`,
+        `kept: ${growth.toFixed(1)} MB (target < ${TARGET_MB} MB): ${growth < TARGET_MB ? 'met' : 'MISSED'}`,
+      ].join('\n') + '\n',
+    );
+    process.exitCode = growth < TARGET_MB ? 0 : 1;
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+await main();
