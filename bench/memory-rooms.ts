@@ -74,7 +74,7 @@ async function startServer(): Promise<{ child: ChildProcess; port: number }> {
       DATABASE_URL: `sqlite:${join(scratch, 'chat.sqlite')}`,
       SEND_RATE: '0',
       SERVE_STATIC: 'false',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
       METRICS: 'off',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
