@@ -179,6 +179,9 @@ export class MongoStore implements MessageStore {
     const index = duplicateKeyIndex(error);
     if (index === 'room_key' && input.key !== undefined) {
       // Another send with this key won the race: fill our id, return theirs.
+      // The void is applied after the winner (the index already held it), so
+      // once the void's majority write concern is met, a majority read sees
+      // the winner too.
       await this.#fill(input.room, id);
       const first = await this.#byKey(input.room, input.key);
       if (first) return { message: first, created: false };
