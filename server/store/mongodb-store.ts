@@ -1,53 +1,56 @@
 /**
  * The MongoDB store (official driver). The client is handed in: the entry
- * point (`open-store.ts`, `createMongoClient`) owns the URL and its timeouts.
+ * point (`open-store.ts`, `createMongoClient`) owns the URL.
  *
  * Ids: a `chat_counters` document per room, bumped with `$inc` (one atomic
- * `findOneAndUpdate`), hands out 1, 2, 3, … to writers in any process.
+ * `findOneAndUpdate`), hands out 1, 2, 3, … to writers in any process. Taking
+ * the id and inserting the message are two writes, so id 8 can land before
+ * id 7; readers return only the contiguous run after their cursor and claim
+ * an id whose writer is overdue (mongodb-gaps.ts, timing in
+ * mongodb-timing.ts). An append that took its id and then failed leaves that
+ * id without a message for good (a crash, a 503, a network error, a pool
+ * timeout, a key race): visible ids skip a number there, and readers wait up
+ * to the grace for it first, unless the writer filled it with a void.
  *
- * Ordering without transactions. Allocating the id and inserting the message
- * are two writes, so writer A can take id 7, writer B id 8, and B's insert
- * land first: a reader that returned 8 would move its cursor past 7 for
- * good. So a reader never returns a message that sits after a gap:
- * `after()` (and the newest end of `before()`) gives only the contiguous run
- * of ids that follows the cursor, and holds back what lies past a missing id
- * until that id arrives. A missing id is given up on once the message after
- * it is older than `graceMs`: its writer took the id before that message's
- * time was set, and a writer that has not inserted within the grace period
- * has failed (its client got a 503 and retries with a new id). The guarantee
- * is therefore: no skip and no double, provided a writer's insert lands
- * within `graceMs` (default 10 s) of taking its id, and the writers' clocks
- * agree to within the grace period. `createMongoClient` keeps every wait of
- * an append (server selection, pool checkout, socket) well under it, so a
- * writer that cannot insert in time gets an error (and its client a 503)
- * instead of waiting; what it cannot bound is a server that accepts the
- * insert but stalls for longer than the grace period before applying it. The cost is latency only when a writer dies mid-append: the
- * messages after its id wait `graceMs` before readers see them.
+ * Durability: every write is `{w: 'majority', j: true}` and every read
+ * `readConcern: 'majority'`, so an acknowledged message is in the journal of
+ * a majority and no reader sees a write that a failover could roll back (and
+ * whose id the counter would then hand out again).
  *
- * Idempotency: a unique `(room, key)` index. A send whose key already exists
- * returns the first message. If two sends with one key race, the loser has
- * already taken an id; it fills that id with a `void` document so readers
- * need not wait out the grace period for it. That id is never shown: the one
- * case where a room's visible ids skip a number (the hub reads past it from
- * the store after its short gap wait).
+ * Idempotency: the unique partial index `room_key`. A send whose key already
+ * exists returns the first message; of two racing sends with one key, the
+ * loser fills its id with a void and returns the winner's message.
  *
- * On a replica set, a transaction around both writes would give the same
- * guarantee without the grace period; this store keeps one code path that
- * also runs on a standalone server.
+ * No transactions: they need a replica set, and claims give the same
+ * guarantee on a standalone server too (docs/stores.md, "MongoDB on a
+ * replica set").
  */
+import { type Collection, type Db, type MongoClient, ReadConcern, WriteConcern } from 'mongodb';
 import {
-  type Collection,
-  type Db,
-  MongoClient,
-  type MongoClientOptions,
-  MongoError,
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoOperationTimeoutError,
-  MongoServerError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from 'mongodb';
+  duplicateKeyIndex,
+  isMaxTimeExpired,
+  isUnavailable,
+  onlyDuplicates,
+} from './mongodb-errors.ts';
+import { type AfterEnd, type GapSource, readAfter, readBefore } from './mongodb-gaps.ts';
+import {
+  belowFilter,
+  COUNTERS,
+  type CounterDoc,
+  fromFilter,
+  keyFilter,
+  MESSAGE_INDEXES,
+  MESSAGES,
+  type MessageDoc,
+  READ_PROJECTION,
+} from './mongodb-schema.ts';
+import {
+  checkTiming,
+  defaultTiming,
+  gapGraceMs,
+  type MongoTiming,
+  planInsert,
+} from './mongodb-timing.ts';
 import {
   type AppendResult,
   type Message,
@@ -56,135 +59,116 @@ import {
   StoreUnavailableError,
 } from './store.ts';
 
-interface MessageDoc {
-  room: string;
-  id: number;
-  time: Date;
-  nickname?: string;
-  text?: string;
-  key?: string;
-  /** An id taken by a send that turned out to repeat a key: counts for contiguity, never shown. */
-  void?: true;
-}
-
-interface CounterDoc {
-  _id: string;
-  last: number;
-}
+export { createMongoClient } from './mongodb-client.ts';
 
 export interface MongoStoreOptions {
-  /** Database name; defaults to the one in the client's URL. */
+  /** Database name; defaults to the one in the client's URL (which `createMongoClient` requires). */
   dbName?: string;
-  /** How long a missing id holds back the messages after it. @default 10000 */
-  graceMs?: number;
-}
-
-const DUPLICATE_KEY = 11000;
-
-/** Client settings for the chat: fail fast when no server can be selected. */
-export function createMongoClient(url: string, options: MongoClientOptions = {}): MongoClient {
-  return new MongoClient(url, {
-    serverSelectionTimeoutMS: 1_500,
-    connectTimeoutMS: 1_500,
-    waitQueueTimeoutMS: 1_500,
-    // An answer slower than this closes the socket: no insert waits out the grace period (see above).
-    socketTimeoutMS: 5_000,
-    maxPoolSize: 50,
-    ...options,
-  });
+  /**
+   * Timing of appends and of the readers' grace, checked by `checkTiming`.
+   * The driver's timeouts are read from the client, not from here.
+   */
+  timing?: Partial<MongoTiming>;
 }
 
 export class MongoStore implements MessageStore {
   readonly kind = 'mongodb';
+  /**
+   * Grace plus clock skew (12 s by default): a read started this long after
+   * a larger id became visible anywhere settles the missing id before it
+   * (the id has landed, or a reader has claimed it).
+   */
+  readonly gapGraceMs: number;
   readonly #client: MongoClient;
   readonly #db: Db;
   readonly #messages: Collection<MessageDoc>;
   readonly #counters: Collection<CounterDoc>;
-  readonly #graceMs: number;
+  readonly #timing: MongoTiming;
 
   constructor(client: MongoClient, options: MongoStoreOptions = {}) {
+    this.#timing = checkTiming({ ...defaultTiming, ...options.timing, ...driverTiming(client) });
+    this.gapGraceMs = gapGraceMs(this.#timing);
     this.#client = client;
-    this.#db = client.db(options.dbName);
-    this.#messages = this.#db.collection<MessageDoc>('chat_messages');
-    this.#counters = this.#db.collection<CounterDoc>('chat_counters');
-    this.#graceMs = options.graceMs ?? 10_000;
+    this.#db = client.db(options.dbName, {
+      readConcern: new ReadConcern('majority'),
+      writeConcern: new WriteConcern('majority', this.#timing.operationMaxTimeMs, true),
+    });
+    this.#messages = this.#db.collection<MessageDoc>(MESSAGES);
+    this.#counters = this.#db.collection<CounterDoc>(COUNTERS);
   }
 
   async init(): Promise<void> {
     // createIndexes is idempotent: several processes may run it at once.
-    await this.#guard(() =>
-      this.#messages.createIndexes([
-        { key: { room: 1, id: 1 }, name: 'room_id', unique: true },
-        {
-          key: { room: 1, key: 1 },
-          name: 'room_key',
-          unique: true,
-          partialFilterExpression: { key: { $type: 'string' } },
-        },
-      ]),
-    );
+    await this.#unavailableOnError(() => this.#messages.createIndexes(MESSAGE_INDEXES));
   }
 
   async append(input: NewMessage): Promise<AppendResult> {
-    return this.#guard(async () => {
-      if (input.key !== undefined) {
-        const first = await this.#byKey(input.room, input.key);
+    return this.#unavailableOnError(async () => {
+      const { room, key } = input;
+      if (key !== undefined) {
+        const first = await this.#byKey(room, key);
         if (first) return { message: first, created: false };
       }
-      const id = await this.#nextId(input.room);
+      const startedAt = Date.now();
+      const id = await this.#nextId(room);
       const time = new Date();
-      const doc: MessageDoc = {
-        room: input.room,
-        id,
-        time,
-        nickname: input.nickname,
-        text: input.text,
-      };
-      if (input.key !== undefined) doc.key = input.key;
+      if (planInsert(startedAt, time.getTime(), this.#timing) === 'void') {
+        await this.#fill(room, id);
+        throw new StoreUnavailableError(
+          `MongoDB took ${time.getTime() - startedAt} ms to hand out id ${room}#${id}: too late to insert it`,
+        );
+      }
+      const doc: MessageDoc = { room, id, time, nickname: input.nickname, text: input.text };
+      if (key !== undefined) doc.key = key;
       try {
-        await this.#messages.insertOne(doc);
+        await this.#messages.insertOne(doc, { maxTimeMS: this.#timing.insertMaxTimeMs });
       } catch (error) {
-        if (input.key === undefined || !isDuplicateKey(error)) throw error;
-        // Another send with this key won the race: fill our id, return theirs.
-        await this.#messages.insertOne({ room: input.room, id, time, void: true });
-        const first = await this.#byKey(input.room, input.key);
-        if (!first) throw error;
-        return { message: first, created: false };
+        return this.#insertFailed(error, input, id);
       }
       return { message: toMessage(doc), created: true };
     });
   }
 
+  /**
+   * Up to `limit` messages after `since`, oldest first, with no id skipped
+   * that may still land. Void documents never count against `limit`. It ends
+   * in one of three ways (`read` says which):
+   * - at the limit: `limit` messages, and more may follow at once;
+   * - at the head: the room has nothing more after the last one;
+   * - at a held gap: the next id is missing and the message after it is
+   *   younger than the grace, so its writer may still insert it. Fewer than
+   *   `limit` messages, possibly none, although the room has more. The gap
+   *   settles within `gapGraceMs`: the id lands, or a reader claims it.
+   * A missing id older than the grace is claimed here (a `void` insert that
+   * the unique index lets win only if the message never landed).
+   */
   async after(room: string, since: number, limit: number): Promise<Message[]> {
-    return this.#guard(async () => {
-      const docs = await this.#messages
-        .find({ room, id: { $gt: since } }, { projection: { _id: 0, key: 0 } })
-        .sort({ id: 1 })
-        .limit(limit)
-        .toArray();
-      return this.#visible(since, docs);
+    return (await this.read(room, since, limit)).messages;
+  }
+
+  /** `after`, and how it ended: `limit`, `head` or `gap` (see `after`). */
+  async read(
+    room: string,
+    since: number,
+    limit: number,
+  ): Promise<{ messages: Message[]; end: AfterEnd }> {
+    return this.#unavailableOnError(async () => {
+      const { messages, end } = await readAfter(this.#source(room), since, limit, this.#clock());
+      return { messages: messages.map(toMessage), end };
     });
   }
 
   async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
-    return this.#guard(async () => {
-      const docs = await this.#messages
-        .find(
-          { room, id: { $lt: before ?? Number.MAX_SAFE_INTEGER } },
-          { projection: { _id: 0, key: 0 } },
-        )
-        .sort({ id: -1 })
-        .limit(limit)
-        .toArray();
-      docs.reverse();
-      const first = docs[0];
-      return first ? this.#visible(first.id - 1, docs) : [];
+    return this.#unavailableOnError(async () => {
+      const below = before ?? Number.MAX_SAFE_INTEGER;
+      const docs = await readBefore(this.#source(room), below, limit, this.#clock());
+      return docs.map(toMessage);
     });
   }
 
   async heads(rooms: readonly string[]): Promise<Map<string, number>> {
     if (rooms.length === 0) return new Map();
-    return this.#guard(async () => {
+    return this.#unavailableOnError(async () => {
       const rows = await this.#messages
         .aggregate<{ _id: string; head: number }>([
           { $match: { room: { $in: [...rooms] } } },
@@ -196,24 +180,80 @@ export class MongoStore implements MessageStore {
   }
 
   async ping(): Promise<void> {
-    await this.#guard(() => this.#db.command({ ping: 1 }));
+    await this.#unavailableOnError(() => this.#db.command({ ping: 1 }));
   }
 
   async close(): Promise<void> {
     await this.#client.close();
   }
 
-  /** The run of `docs` (ascending) that follows `since` with no missing id still in flight. */
-  #visible(since: number, docs: MessageDoc[]): Message[] {
-    const now = Date.now();
-    const visible: Message[] = [];
-    let expected = since + 1;
-    for (const doc of docs) {
-      if (doc.id !== expected && now - doc.time.getTime() < this.#graceMs) break;
-      expected = doc.id + 1;
-      if (!doc.void) visible.push(toMessage(doc));
+  /** The insert of `id` failed: a key race, a claimed id, a timeout, or the server. */
+  async #insertFailed(error: unknown, input: NewMessage, id: number): Promise<AppendResult> {
+    const index = duplicateKeyIndex(error);
+    if (index === 'room_key' && input.key !== undefined) {
+      // Another send with this key won the race: fill our id, return theirs.
+      // The void is applied after the winner (the index already held it), so
+      // once the void's majority write concern is met, a majority read sees
+      // the winner too.
+      await this.#fill(input.room, id);
+      const first = await this.#byKey(input.room, input.key);
+      if (first) return { message: first, created: false };
+      throw new StoreUnavailableError(
+        `The first send with this key in ${input.room} is not readable yet`,
+        { cause: error },
+      );
     }
-    return visible;
+    if (index === 'room_id') {
+      throw new StoreUnavailableError(
+        `Readers gave id ${input.room}#${id} up before its insert landed`,
+        { cause: error },
+      );
+    }
+    // The server gave up on the insert (or on confirming it): fill the id, if it is still
+    // free, so readers need not wait out the grace.
+    if (isMaxTimeExpired(error)) await this.#fill(input.room, id).catch(() => {});
+    throw error;
+  }
+
+  /** Fills `id` with a void document; if the id is taken already, that is fine. */
+  async #fill(room: string, id: number): Promise<void> {
+    await this.#claim(room, [id]);
+  }
+
+  async #claim(room: string, ids: number[]): Promise<void> {
+    const time = new Date();
+    const voids: MessageDoc[] = ids.map((id) => ({ room, id, time, void: true }));
+    try {
+      await this.#messages.insertMany(voids, {
+        ordered: false,
+        maxTimeMS: this.#timing.operationMaxTimeMs,
+      });
+    } catch (error) {
+      if (!onlyDuplicates(error)) throw error;
+    }
+  }
+
+  #source(room: string): GapSource<MessageDoc> {
+    const options = { projection: READ_PROJECTION, maxTimeMS: this.#timing.operationMaxTimeMs };
+    return {
+      from: (from, count) =>
+        this.#messages
+          .find(fromFilter(room, from), options)
+          .sort({ id: 1 })
+          .limit(count)
+          .toArray() as Promise<MessageDoc[]>,
+      below: (below, count) =>
+        this.#messages
+          .find(belowFilter(room, below), options)
+          .sort({ id: -1 })
+          .limit(count)
+          .toArray() as Promise<MessageDoc[]>,
+      claim: (ids) => this.#claim(room, ids),
+    };
+  }
+
+  #clock() {
+    return { graceMs: this.#timing.graceMs, now: Date.now };
   }
 
   async #nextId(room: string): Promise<number> {
@@ -221,11 +261,11 @@ export class MongoStore implements MessageStore {
       this.#counters.findOneAndUpdate(
         { _id: room },
         { $inc: { last: 1 } },
-        { upsert: true, returnDocument: 'after' },
+        { upsert: true, returnDocument: 'after', maxTimeMS: this.#timing.operationMaxTimeMs },
       );
     // Two first sends to a new room can both try to insert the counter; the loser retries as an update.
     const counter = await bump().catch((error: unknown) => {
-      if (isDuplicateKey(error)) return bump();
+      if (duplicateKeyIndex(error) !== undefined) return bump();
       throw error;
     });
     if (!counter) throw new Error(`No counter for room ${room}`);
@@ -233,15 +273,18 @@ export class MongoStore implements MessageStore {
   }
 
   async #byKey(room: string, key: string): Promise<Message | undefined> {
-    const doc = await this.#messages.findOne({ room, key }, { projection: { _id: 0, key: 0 } });
-    return doc ? toMessage(doc) : undefined;
+    const doc = await this.#messages.findOne(keyFilter(room, key), {
+      projection: READ_PROJECTION,
+      maxTimeMS: this.#timing.operationMaxTimeMs,
+    });
+    return doc ? toMessage(doc as MessageDoc) : undefined;
   }
 
-  async #guard<T>(work: () => Promise<T>): Promise<T> {
+  async #unavailableOnError<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (isUnavailable(error)) {
+      if (isUnavailable(error) && !(error instanceof StoreUnavailableError)) {
         throw new StoreUnavailableError(`MongoDB cannot be used now: ${(error as Error).message}`, {
           cause: error,
         });
@@ -251,25 +294,21 @@ export class MongoStore implements MessageStore {
   }
 }
 
-function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
-}
-
-/** No server to talk to, or one that is stepping down: "not now", a 503. */
-function isUnavailable(error: unknown): boolean {
-  if (
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoTopologyClosedError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoOperationTimeoutError
-  ) {
-    return true;
+/** The driver's share of the arithmetic, as the client really has it. */
+function driverTiming(client: MongoClient): Partial<MongoTiming> {
+  const o = client.options;
+  if (o.retryWrites) {
+    throw new Error(
+      'MongoStore needs a client with retryWrites: false (createMongoClient sets it): ' +
+        'a retried insert could land after the readers gave its id up',
+    );
   }
-  return (
-    error instanceof MongoError &&
-    (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError'))
-  );
+  return {
+    serverSelectionTimeoutMS: o.serverSelectionTimeoutMS,
+    waitQueueTimeoutMS: o.waitQueueTimeoutMS,
+    connectTimeoutMS: o.connectTimeoutMS,
+    socketTimeoutMS: o.socketTimeoutMS,
+  };
 }
 
 function toMessage(doc: MessageDoc): Message {

@@ -5,10 +5,15 @@
  * to the same contract by `test/store/contract.ts`:
  *
  * - `append` assigns the id and the time and resolves only once the message
- *   is durable. Ids are per room, start at 1 and increase by exactly 1 (no
- *   gaps in normal operation), and a message with a larger id is never
- *   visible to a reader before every smaller id of its room is. That is what
- *   lets a reader's cursor never skip a message (docs/design.md, "Cursors and dense ids").
+ *   is durable. Ids are per room, start at 1 and increase, and a message
+ *   with a larger id is never visible to a reader before every smaller id of
+ *   its room is. That is what lets a reader's cursor never skip a message
+ *   (docs/design.md, "Rules that make delivery correct", rule 2). Memory,
+ *   SQLite and MySQL give an id back when its append fails, so their ids
+ *   increase by exactly 1. MongoDB cannot: any append that fails after
+ *   taking its id (a crash, a 503, a network error, a pool timeout, a lost
+ *   key race) leaves that id without a message for good, and readers skip it
+ *   once it is settled (`gapGraceMs`).
  * - `append` with a `key` already used in the room stores nothing and
  *   returns the first message (`created: false`): safe retries.
  * - A store that cannot reach its database throws `StoreUnavailableError`;
