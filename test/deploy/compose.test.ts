@@ -7,8 +7,7 @@
  * order, the settings that make the chat right behind nginx, and that the
  * MongoDB variant is the same stack apart from its database.
  *
- * The required passwords are set for `config` (the same value for both
- * files, so their app services compare equal).
+ * The required passwords are set for `config`.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -46,12 +45,16 @@ interface Compose {
 const run = promisify(execFile);
 
 /** What the files require, set for `config`. */
-const PASSWORDS = { MYSQL_PASSWORD: 'test-password', MONGODB_PASSWORD: 'test-password' };
+const PASSWORDS = {
+  MYSQL_PASSWORD: 'test-password',
+  MONGO_PASSWORD: 'test-password',
+  MONGO_ROOT_PASSWORD: 'test-root-password',
+};
 
 /** The environment compose sees: this one without any variable the files read. */
 function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['MYSQL_PASSWORD', 'MONGODB_PASSWORD', 'HTTP_PORT']) delete env[name];
+  for (const name of [...Object.keys(PASSWORDS), 'HTTP_PORT', 'MONGO_PORT']) delete env[name];
   return { ...env, ...vars };
 }
 
@@ -193,19 +196,19 @@ describe.skipIf(!hasCompose)(title, () => {
       expect(mongodb.services.mongodb?.healthcheck?.test).toBeDefined();
     });
 
-    it('runs MongoDB with authentication: the URL names the user, MONGODB_PASSWORD comes apart', () => {
-      const env = mongodb.services.app?.environment ?? {};
-      expect(env.DATABASE_URL).toMatch(/^mongodb:\/\/[^:@/]+@mongodb:27017\/chat(\?|$)/);
-      expect(env.DATABASE_PASSWORD).toBe(PASSWORDS.MONGODB_PASSWORD);
+    it('runs MongoDB with authentication: the chat logs in as a user named in its URL', () => {
+      expect(mongodb.services.app?.environment?.DATABASE_URL).toMatch(
+        /^mongodb:\/\/chat(:[^@]*)?@mongodb:27017\/chat\?/,
+      );
       expect(mongodb.services.mongodb?.environment?.MONGO_INITDB_ROOT_PASSWORD).toBe(
-        PASSWORDS.MONGODB_PASSWORD,
+        PASSWORDS.MONGO_ROOT_PASSWORD,
       );
     });
 
-    it('has no default password: without MONGODB_PASSWORD, config stops and says what to set', async () => {
+    it('has no default password: without its passwords, config stops and says what to set', async () => {
       await expect(
         run('docker-compose', ['-f', MONGODB_FILE, 'config'], { env: composeEnv({}) }),
-      ).rejects.toThrow(/MONGODB_PASSWORD/);
+      ).rejects.toThrow(/set MONGO_(ROOT_)?PASSWORD/);
     });
 
     it('gives every service a log limit (json-file, rotated)', () => {
@@ -220,7 +223,11 @@ describe.skipIf(!hasCompose)(title, () => {
     it('is otherwise the same stack as docker-compose.yml', () => {
       const withoutDatabase = ({ services }: Compose) => {
         const { app, web, redis } = services;
-        const { DATABASE_URL: _url, ...environment } = app?.environment ?? {};
+        const {
+          DATABASE_URL: _url,
+          DATABASE_PASSWORD: _password,
+          ...environment
+        } = app?.environment ?? {};
         return { web, redis, app: { ...app, environment, depends_on: undefined } };
       };
       expect(withoutDatabase(mongodb)).toEqual(withoutDatabase(main));

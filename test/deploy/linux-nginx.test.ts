@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import type { Config } from '../../server/config.ts';
 import type { RunningChat } from '../../server/server.ts';
-import { until } from '../helpers/chat.ts';
 import { apiRoutes } from './api-routes.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
 import { http, postJson } from './http.ts';
@@ -83,6 +82,19 @@ async function startProxiedChat(tweak: Partial<Config> = {}) {
       await chat.close();
     },
   };
+}
+
+/**
+ * Resolves once the chat holds `count` waiting polls, as its /health says
+ * (asked directly, not through nginx): the poll has reached the chat.
+ */
+async function waitingPolls(chat: RunningChat, count: number): Promise<void> {
+  await expect
+    .poll(async () => (await http(`${chat.url}/health`)).json<{ waiting: number }>().waiting, {
+      timeout: 5_000,
+      interval: 10,
+    })
+    .toBe(count);
 }
 
 /** The body of `location <match> { … }` (no nested blocks). */
@@ -155,7 +167,7 @@ describe.skipIf(!hasNginx)(title, () => {
 
     it('holds a poll until a send through nginx answers it', async () => {
       const poll = http(`${nginx.url}/recv?room=held&since=0`);
-      await until(() => chat.hub.size === 1, 'the poll to wait in the chat');
+      await waitingPolls(chat, 1);
 
       const sent = await postJson(`${nginx.url}/send`, { room: 'held', text: 'through nginx' });
       expect(sent.status).toBe(200);
@@ -179,10 +191,10 @@ describe.skipIf(!hasNginx)(title, () => {
     it('lets the chat drop the waiting poll when the visitor goes away', async () => {
       const leave = new AbortController();
       const poll = http(`${nginx.url}/recv?room=gone&since=0`, { signal: leave.signal });
-      await until(() => chat.hub.size === 1, 'the poll to wait in the chat');
+      await waitingPolls(chat, 1);
       leave.abort();
       await expect(poll).rejects.toThrow(/abort/i);
-      await until(() => chat.hub.size === 0, 'nginx to close the request to the chat');
+      await waitingPolls(chat, 0);
     });
 
     it('does not pass /metrics to the chat', async () => {
