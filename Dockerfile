@@ -4,10 +4,17 @@
 #   build - installs everything, builds the client (public/) and the server
 #           (dist/), then drops the dev dependencies;
 #   web   - nginx with public/ and deploy/nginx.conf (docker-compose's front);
-#   app   - the chat: Node 20, production dependencies only, non-root.
+#   app   - the chat: Node 24 (the current LTS), production dependencies
+#           only, non-root, its SQLite folder a volume.
 # `docker build .` gives the app (the last stage); `--target web` the nginx.
+#
+# This file is read by test/deploy/dockerfile.test.ts but cannot be built on
+# the development machines or in CI (no Docker engine there): see
+# docs/deploy.md, "What was verified, and where".
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 is the Active LTS (Node 20 reached end of life on 2026-04-30). CI
+# runs the server suites on it (.ci/run); bookworm matches CI's Debian 12.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched.
@@ -33,12 +40,18 @@ FROM ${NODE_IMAGE} AS app
 ENV NODE_ENV=production \
     PORT=3000
 WORKDIR /app
+# What production needs and nothing else: no client/ or server/ sources, no
+# Vite, no TypeScript.
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/public ./public
-# data/ holds the SQLite file when DATABASE_URL is left at its default.
+COPY --from=build /app/scripts/docker-entrypoint.mjs ./scripts/
+# data/ holds the SQLite file when DATABASE_URL is left at its default
+# (sqlite:data/chat.sqlite). A volume, so the messages outlive the container:
+#   docker run -v chat-data:/app/data …
 RUN mkdir data && chown node:node data
+VOLUME ["/app/data"]
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
@@ -46,4 +59,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 # docker stop sends SIGTERM: the chat answers every waiting poll with an empty
 # list (clients reconnect to another replica at once) and exits.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/server/main.js"]
+# The entrypoint puts DATABASE_PASSWORD into DATABASE_URL, percent-encoded,
+# then runs dist/server/main.js in the same process (signals reach the chat).
+CMD ["node", "scripts/docker-entrypoint.mjs"]

@@ -2,9 +2,12 @@
  * The compose files, checked by docker-compose itself: `docker-compose config`
  * validates a file against the Compose schema and prints it resolved, with no
  * Docker engine needed (none runs here). The resolved file is then read to
- * check what the deployment relies on: health checks, start order, the
- * settings that make the chat right behind nginx, and that the MongoDB
- * variant is the same stack apart from its database.
+ * check what the deployment relies on: no secret with a default, passwords
+ * passed unchanged whatever they hold, log limits, health checks, start
+ * order, the settings that make the chat right behind nginx, and that the
+ * MongoDB variant is the same stack apart from its database.
+ *
+ * The required passwords are set for `config`.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +28,8 @@ if (!hasCompose && process.env.CI) {
 
 interface Service {
   image?: string;
+  logging?: { driver: string; options?: Record<string, string> };
+  volumes?: string[];
   build?: { context: string; target: string };
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
@@ -39,10 +44,27 @@ interface Compose {
 
 const run = promisify(execFile);
 
+/** What the files require, set for `config`. */
+const PASSWORDS = {
+  MYSQL_PASSWORD: 'test-password',
+  MONGO_PASSWORD: 'test-password',
+  MONGO_ROOT_PASSWORD: 'test-root-password',
+};
+
+/** The environment compose sees: this one without any variable the files read. */
+function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of [...Object.keys(PASSWORDS), 'HTTP_PORT', 'MONGO_PORT']) delete env[name];
+  return { ...env, ...vars };
+}
+
 /** `docker-compose -f file config`, read back as an object. */
-async function resolvedConfig(file: string): Promise<Compose> {
+async function resolvedConfig(
+  file: string,
+  vars: Record<string, string> = PASSWORDS,
+): Promise<Compose> {
   const { stdout } = await run('docker-compose', ['-f', file, 'config'], {
-    env: { ...process.env, MYSQL_PASSWORD: '', HTTP_PORT: '' },
+    env: composeEnv(vars),
   });
   // PyYAML comes with docker-compose (it is written in Python).
   const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
@@ -104,8 +126,13 @@ describe.skipIf(!hasCompose)(title, () => {
     it('runs two replicas of the chat that share MariaDB and hear each other through Redis', () => {
       const app = main.services.app;
       expect(app?.deploy?.replicas).toBeGreaterThanOrEqual(2);
-      expect(app?.environment?.DATABASE_URL).toMatch(/^mysql:\/\/chat:[^@]*@mariadb:3306\/chat$/);
+      expect(app?.environment?.DATABASE_URL).toBe('mysql://chat@mariadb:3306/chat');
       expect(app?.environment?.REDIS_URL).toBe('redis://redis:6379');
+    });
+
+    it('keeps MariaDB’s data in a named volume', () => {
+      // docker-compose 1.29 prints the short syntax, with the mode.
+      expect(main.services.mariadb?.volumes).toEqual(['mariadb-data:/var/lib/mysql:rw']);
     });
 
     it('sets the chat up for nginx: one trusted hop, no static files, a poll nginx waits for', async () => {
@@ -118,6 +145,15 @@ describe.skipIf(!hasCompose)(title, () => {
       expect(Number(env.POLL_TIMEOUT_MS) + 10_000).toBeLessThanOrEqual(readTimeoutMs);
     });
 
+    it('gives every service a log limit (json-file, rotated)', () => {
+      for (const [name, service] of Object.entries(main.services)) {
+        expect({ name, logging: service.logging }).toEqual({
+          name,
+          logging: { driver: 'json-file', options: { 'max-size': '10m', 'max-file': '3' } },
+        });
+      }
+    });
+
     it('checks health on the port the chat listens on', () => {
       const app = main.services.app;
       expect(app?.healthcheck?.test.join(' ')).toContain(
@@ -126,10 +162,33 @@ describe.skipIf(!hasCompose)(title, () => {
     });
   });
 
+  describe('docker-compose.yml: the database password', () => {
+    it('has no default: without MYSQL_PASSWORD, config stops and says what to set', async () => {
+      await expect(
+        run('docker-compose', ['-f', MAIN_FILE, 'config'], { env: composeEnv({}) }),
+      ).rejects.toThrow(/set MYSQL_PASSWORD/);
+    });
+
+    it('gives no secret a default anywhere in the file', async () => {
+      const text = await readFile(MAIN_FILE, 'utf8');
+      expect(text).not.toMatch(/\$\{\w*(PASSWORD|SECRET|TOKEN)\w*:?-/);
+    });
+
+    it('passes a password full of URL syntax to MariaDB and to the chat unchanged, apart from the URL', async () => {
+      const password = `p@ss:w/rd%41?#[]&=+ é"'\\$x`;
+      const { services } = await resolvedConfig(MAIN_FILE, { MYSQL_PASSWORD: password });
+      // The resolved file escapes $ as $$, which compose turns back into $.
+      const unescaped = (value: string | undefined) => value?.replaceAll('$$', '$');
+      expect(unescaped(services.mariadb?.environment?.MARIADB_PASSWORD)).toBe(password);
+      expect(unescaped(services.app?.environment?.DATABASE_PASSWORD)).toBe(password);
+      // The image's entrypoint puts it into the URL, encoded: docker-entrypoint.test.ts.
+      expect(services.app?.environment?.DATABASE_URL).not.toContain(password);
+    });
+  });
+
   describe('deploy/docker-compose.mongodb.yml', () => {
     it('runs MongoDB in place of MariaDB', () => {
       expect(Object.keys(mongodb.services).sort()).toEqual(['app', 'mongodb', 'redis', 'web']);
-      expect(mongodb.services.app?.environment?.DATABASE_URL).toBe('mongodb://mongodb:27017/chat');
       expect(mongodb.services.app?.depends_on).toEqual({
         mongodb: { condition: 'service_healthy' },
         redis: { condition: 'service_healthy' },
@@ -137,10 +196,38 @@ describe.skipIf(!hasCompose)(title, () => {
       expect(mongodb.services.mongodb?.healthcheck?.test).toBeDefined();
     });
 
+    it('runs MongoDB with authentication: the chat logs in as a user named in its URL', () => {
+      expect(mongodb.services.app?.environment?.DATABASE_URL).toMatch(
+        /^mongodb:\/\/chat(:[^@]*)?@mongodb:27017\/chat\?/,
+      );
+      expect(mongodb.services.mongodb?.environment?.MONGO_INITDB_ROOT_PASSWORD).toBe(
+        PASSWORDS.MONGO_ROOT_PASSWORD,
+      );
+    });
+
+    it('has no default password: without its passwords, config stops and says what to set', async () => {
+      await expect(
+        run('docker-compose', ['-f', MONGODB_FILE, 'config'], { env: composeEnv({}) }),
+      ).rejects.toThrow(/set MONGO_(ROOT_)?PASSWORD/);
+    });
+
+    it('gives every service a log limit (json-file, rotated)', () => {
+      for (const [name, service] of Object.entries(mongodb.services)) {
+        expect({ name, logging: service.logging }).toEqual({
+          name,
+          logging: { driver: 'json-file', options: { 'max-size': '10m', 'max-file': '3' } },
+        });
+      }
+    });
+
     it('is otherwise the same stack as docker-compose.yml', () => {
       const withoutDatabase = ({ services }: Compose) => {
         const { app, web, redis } = services;
-        const { DATABASE_URL: _url, ...environment } = app?.environment ?? {};
+        const {
+          DATABASE_URL: _url,
+          DATABASE_PASSWORD: _password,
+          ...environment
+        } = app?.environment ?? {};
         return { web, redis, app: { ...app, environment, depends_on: undefined } };
       };
       expect(withoutDatabase(mongodb)).toEqual(withoutDatabase(main));

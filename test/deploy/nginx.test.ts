@@ -1,6 +1,7 @@
 /**
  * The real nginx (Debian's nginx-light) running the real deploy/nginx.conf in
  * front of a real chat on loopback: what docker-compose deploys, minus Docker.
+ * (The site file for a host's own nginx has its own suite: linux-nginx.test.ts.)
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import {
 } from '../helpers/chat.ts';
 import { apiRoutes } from './api-routes.ts';
 import { http, postJson } from './http.ts';
-import { NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
+import { hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
 
 const POLL_TIMEOUT_MS = 3_000;
 
@@ -55,7 +56,7 @@ async function startProxiedChat(overrides: Parameters<typeof startTestChat>[0] =
   };
 }
 
-describe('deploy/nginx.conf in front of a chat', () => {
+describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
   let chat: TestChat;
   let nginx: RunningNginx;
   let stop: () => Promise<void>;
@@ -76,6 +77,17 @@ describe('deploy/nginx.conf in front of a chat', () => {
           type: 'application/json; charset=utf-8',
         });
       }
+    });
+  });
+
+  describe('GET /metrics through nginx', () => {
+    it('does not reach the chat: metrics are scraped on the compose network only', async () => {
+      const answer = await http(`${nginx.url}/metrics`);
+      // The chat would answer in JSON, whatever it serves there.
+      expect({ status: answer.status, type: answer.headers['content-type'] }).toEqual({
+        status: 404,
+        type: 'text/html',
+      });
     });
   });
 
@@ -203,32 +215,35 @@ describe('deploy/nginx.conf in front of a chat', () => {
   });
 });
 
-describe('deploy/nginx.conf: the visitor address reaches the chat (TRUST_PROXY=1)', () => {
-  let nginx: RunningNginx;
-  let stop: () => Promise<void>;
+describe.skipIf(!hasNginx)(
+  'deploy/nginx.conf: the visitor address reaches the chat (TRUST_PROXY=1)',
+  () => {
+    let nginx: RunningNginx;
+    let stop: () => Promise<void>;
 
-  beforeAll(async () => {
-    // One send per visitor, and no refill within the test: the rate limit
-    // keys on req.ip, so it shows which address the chat saw.
-    ({ nginx, stop } = await startProxiedChat({ sendRatePerSec: 0.0001, sendBurst: 1 }));
-  });
-  afterAll(() => stop());
+    beforeAll(async () => {
+      // One send per visitor, and no refill within the test: the rate limit
+      // keys on req.ip, so it shows which address the chat saw.
+      ({ nginx, stop } = await startProxiedChat({ sendRatePerSec: 0.0001, sendBurst: 1 }));
+    });
+    afterAll(() => stop());
 
-  const sendFrom = (localAddress: string, headers: Record<string, string> = {}) =>
-    postJson(`${nginx.url}/send`, { text: 'hi' }, { localAddress, headers });
+    const sendFrom = (localAddress: string, headers: Record<string, string> = {}) =>
+      postJson(`${nginx.url}/send`, { text: 'hi' }, { localAddress, headers });
 
-  it('gives two visitors separate send budgets, though both reach the chat from nginx', async () => {
-    expect((await sendFrom('127.0.0.2')).status).toBe(200);
-    expect((await sendFrom('127.0.0.2')).status).toBe(429);
-    expect((await sendFrom('127.0.0.3')).status).toBe(200);
-  });
+    it('gives two visitors separate send budgets, though both reach the chat from nginx', async () => {
+      expect((await sendFrom('127.0.0.2')).status).toBe(200);
+      expect((await sendFrom('127.0.0.2')).status).toBe(429);
+      expect((await sendFrom('127.0.0.3')).status).toBe(200);
+    });
 
-  it('does not let a visitor escape its budget with a forged X-Forwarded-For', async () => {
-    expect((await sendFrom('127.0.0.4')).status).toBe(200);
-    const forged = await sendFrom('127.0.0.4', { 'x-forwarded-for': '203.0.113.9' });
-    expect(forged.status).toBe(429);
-  });
-});
+    it('does not let a visitor escape its budget with a forged X-Forwarded-For', async () => {
+      expect((await sendFrom('127.0.0.4')).status).toBe(200);
+      const forged = await sendFrom('127.0.0.4', { 'x-forwarded-for': '203.0.113.9' });
+      expect(forged.status).toBe(429);
+    });
+  },
+);
 
 /** The body of `location <match> { … }` in an nginx config (no nested blocks). */
 function locationBlock(conf: string, match: string): string {

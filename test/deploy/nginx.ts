@@ -1,25 +1,48 @@
 /**
- * Runs the real `deploy/nginx.conf` under the Debian nginx, as a child
- * process, in front of a chat on loopback.
+ * Runs the real nginx (Debian's nginx-light) on the project's nginx files, as
+ * a child process, without touching /etc, /run or /var:
  *
- * The file is the one docker-compose uses; only what ties it to the container
- * is swapped for temporary values: the listen address, the static root, the
- * upstream, the pid/log/temp paths (so nginx runs without touching /var or
- * /run), the `user` line and the worker count. Each swap must match exactly
- * once, so an edit to nginx.conf that moves one of them fails here loudly
- * instead of testing a different config.
+ * - `deploy/nginx.conf`, the complete file of the compose `web` image, with
+ *   what ties it to its container swapped for temporary values (listen
+ *   address, static root, upstream, pid/log/temp paths, `user`, worker
+ *   count). Each swap must match exactly once, so an edit to nginx.conf that
+ *   moves one of them fails loudly instead of testing a different config.
+ * - `deploy/linux/nginx-site.conf`, a site file for a host's own nginx,
+ *   included from a copy of Debian 12's stock main configuration
+ *   (`debianMainConf`), either unchanged (`nginx -t`) or with only its
+ *   listen lines changed (`startSite`).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, watch } from 'node:fs';
+import { existsSync, readFileSync, watch } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 export const NGINX = '/usr/sbin/nginx';
 export const NGINX_CONF = new URL('../../deploy/nginx.conf', import.meta.url);
+export const NGINX_SITE = fileURLToPath(
+  new URL('../../deploy/linux/nginx-site.conf', import.meta.url),
+);
+
+export const hasNginx = existsSync(NGINX);
+if (!hasNginx && process.env.CI) {
+  throw new Error(`${NGINX} must be installed in CI (apt-get install nginx-light)`);
+}
+
+const run = promisify(execFile);
+
+export interface RunningNginx {
+  url: string;
+  port: number;
+  conf: string;
+  stop(): Promise<void>;
+}
+
+// --- deploy/nginx.conf (the compose web image) ------------------------------
 
 export interface NginxSite {
   /** TCP port on 127.0.0.1 nginx listens on. */
@@ -32,88 +55,198 @@ export interface NginxSite {
   dir: string;
 }
 
-export function renderNginxConf(source: string, site: NginxSite): string {
-  const { dir } = site;
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
+function tempPaths(dir: string): string {
+  return ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
     .map((kind) => `    ${kind}_temp_path ${join(dir, kind)};`)
     .join('\n');
-  const swaps: [string, string][] = [
-    ['user nginx;\n', ''],
-    ['worker_processes auto;', 'worker_processes 1;'],
-    ['pid /var/run/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`],
-    ['error_log /dev/stderr warn;', `error_log ${join(dir, 'error.log')} warn;`],
-    ['access_log /dev/stdout;', `access_log ${join(dir, 'access.log')};\n${temp}`],
-    ['server app:3000 resolve;', `server ${site.upstream};`],
-    ['listen 80;', `listen 127.0.0.1:${site.port};`],
-    ['root /usr/share/nginx/html;', `root ${site.root};`],
-  ];
-  let conf = source;
-  for (const [from, to] of swaps) {
-    const count = conf.split(from).length - 1;
-    if (count !== 1)
-      throw new Error(`deploy/nginx.conf: expected "${from.trim()}" once, found ${count}`);
-    conf = conf.replace(from, to);
-  }
-  return conf;
 }
 
-export interface RunningNginx {
-  url: string;
-  port: number;
-  conf: string;
-  stop(): Promise<void>;
+/** Replaces each `from` exactly once; throws naming the file when one is not there once. */
+export function swapOnce(source: string, swaps: [string, string][], file: string): string {
+  let text = source;
+  for (const [from, to] of swaps) {
+    const count = text.split(from).length - 1;
+    if (count !== 1) throw new Error(`${file}: expected "${from.trim()}" once, found ${count}`);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+export function renderNginxConf(source: string, site: NginxSite): string {
+  const { dir } = site;
+  return swapOnce(
+    source,
+    [
+      ['user nginx;\n', ''],
+      ['worker_processes auto;', 'worker_processes 1;'],
+      ['pid /var/run/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`],
+      ['error_log /dev/stderr warn;', `error_log ${join(dir, 'error.log')} warn;`],
+      ['access_log /dev/stdout;', `access_log ${join(dir, 'access.log')};\n${tempPaths(dir)}`],
+      ['server app:3000 resolve;', `server ${site.upstream};`],
+      ['listen 80;', `listen 127.0.0.1:${site.port};`],
+      ['root /usr/share/nginx/html;', `root ${site.root};`],
+    ],
+    'deploy/nginx.conf',
+  );
+}
+
+/** deploy/nginx.conf in front of `upstream`, serving `root`. */
+export function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise<RunningNginx> {
+  return onFreePort(async (port) => {
+    const dir = await nginxDir();
+    const conf = renderNginxConf(await readFile(NGINX_CONF, 'utf8'), { ...site, port, dir });
+    return runNginx(dir, conf, port);
+  });
+}
+
+// --- deploy/linux/nginx-site.conf (a host's own nginx) ----------------------
+
+/**
+ * Debian 12's stock /etc/nginx/nginx.conf (package nginx-common), with
+ * `include /etc/nginx/sites-enabled/*;` replaced by an include of `site`, and
+ * the pid, logs and temp files moved into `dir` so the test needs neither
+ * root's paths nor a system nginx's. `user www-data;` is kept when running as
+ * root (nginx's workers switch to it); other users cannot switch.
+ */
+export function debianMainConf(dir: string, site: string): string {
+  const asRoot = process.getuid?.() === 0;
+  return `${asRoot ? 'user www-data;\n' : ''}worker_processes auto;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')};
+include /etc/nginx/modules-enabled/*.conf;
+
+events {
+    worker_connections 768;
+}
+
+http {
+    sendfile on;
+    tcp_nopush on;
+    types_hash_max_size 2048;
+
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+
+    ssl_protocols TLSv1 TLSv1.1 TLSv1.2 TLSv1.3;
+    ssl_prefer_server_ciphers on;
+
+    access_log ${join(dir, 'access.log')};
+${tempPaths(dir)}
+
+    gzip on;
+
+    include /etc/nginx/conf.d/*.conf;
+    include ${site};
+}
+`;
+}
+
+/** `nginx -t` on the site file, unchanged, in Debian's main configuration: its output. */
+export async function checkSite(site = NGINX_SITE): Promise<{ ok: boolean; output: string }> {
+  const dir = await nginxDir();
+  try {
+    const confPath = join(dir, 'nginx.conf');
+    await writeFile(confPath, debianMainConf(dir, site));
+    const result = await run(NGINX, ['-t', ...debianArgs(dir, confPath)]).then(
+      ({ stderr }) => ({ ok: true, output: stderr }),
+      (error: { stderr?: string }) => ({ ok: false, output: error.stderr ?? String(error) }),
+    );
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether the loopback interface has an IPv6 address (containers may lack one). */
+export function hasIpv6Loopback(): boolean {
+  try {
+    return readFileSync('/proc/net/if_inet6', 'utf8')
+      .split('\n')
+      .some((line) => line.startsWith('00000000000000000000000000000001'));
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Starts nginx with the rendered config; resolves once it listens (its pid
- * file holds its pid). A port taken between `freePort()` and nginx's bind
- * (another test on this machine) is retried on a new port.
+ * The site file with only its listen lines changed: `listen 80;` to a free
+ * port on 127.0.0.1 and `listen [::]:80;` to the same port on ::1 (dropped
+ * where the loopback has no IPv6). `more` applies further swaps, which the
+ * caller must name in its test.
  */
-export async function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise<RunningNginx> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startNginxOnce(site, await freePort());
-    } catch (error) {
-      if (attempt === 3 || !/Address already in use/.test(String(error))) throw error;
-    }
-  }
+export function startSite(more: [string, string][] = []): Promise<RunningNginx> {
+  return onFreePort(async (port) => {
+    const dir = await nginxDir();
+    const site = swapOnce(
+      await readFile(NGINX_SITE, 'utf8'),
+      [
+        ['    listen 80;\n', `    listen 127.0.0.1:${port};\n`],
+        ['    listen [::]:80;\n', hasIpv6Loopback() ? `    listen [::1]:${port};\n` : ''],
+        ...more,
+      ],
+      'deploy/linux/nginx-site.conf',
+    );
+    const sitePath = join(dir, 'chat-site.conf');
+    await writeFile(sitePath, site);
+    return runNginx(dir, debianMainConf(dir, sitePath), port, debianArgs);
+  });
 }
 
-async function startNginxOnce(
-  site: Omit<NginxSite, 'port' | 'dir'>,
-  port: number,
-): Promise<RunningNginx> {
+/**
+ * Debian's prefix, so the main file's relative paths (modules/…, from
+ * modules-enabled/) resolve as on Debian; `-e` keeps even nginx's first log
+ * lines out of /var/log.
+ */
+function debianArgs(dir: string, confPath: string): string[] {
+  return ['-p', '/usr/share/nginx/', '-e', join(dir, 'error.log'), '-c', confPath];
+}
+
+// --- running nginx ----------------------------------------------------------
+
+/** A temporary folder nginx's workers can enter (they run as www-data or nobody under root). */
+async function nginxDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'chat-nginx-'));
-  // Run as root (CI), nginx's workers run as `nobody`: they must reach the folder.
   await chmod(dir, 0o755);
-  const conf = renderNginxConf(await readFile(NGINX_CONF, 'utf8'), { ...site, port, dir });
+  return dir;
+}
+
+/**
+ * `nginx -t`, then nginx in the foreground; resolves once it listens (its pid
+ * file holds its pid). Removes `dir` when stopped or when it fails.
+ */
+async function runNginx(
+  dir: string,
+  conf: string,
+  port: number,
+  paths = (tempDir: string, confPath: string) => ['-p', tempDir, '-c', confPath],
+): Promise<RunningNginx> {
   const confPath = join(dir, 'nginx.conf');
   await writeFile(confPath, conf);
-  const args = ['-p', dir, '-c', confPath, '-g', 'daemon off;'];
-  await promisify(execFile)(NGINX, ['-t', ...args]);
-
-  const child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = [...paths(dir, confPath), '-g', 'daemon off;'];
+  let child: ChildProcess | undefined;
   let stderr = '';
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
   try {
+    await run(NGINX, ['-t', ...args]);
+    child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
     await listening(child, join(dir, 'nginx.pid'));
   } catch (error) {
-    child.kill('SIGKILL');
+    child?.kill('SIGKILL');
     const log = await readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
     await rm(dir, { recursive: true, force: true });
     throw new Error(`${(error as Error).message}:\n${stderr}${log}`);
   }
-
+  const running = child;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     conf,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGTERM');
+      if (running.exitCode === null && running.signalCode === null) {
+        const exited = once(running, 'exit');
+        running.kill('SIGTERM');
         await exited;
       }
       await rm(dir, { recursive: true, force: true });
@@ -153,7 +286,21 @@ function listening(child: ChildProcess, pidFile: string): Promise<void> {
   });
 }
 
-/** A port the kernel just handed out and released: free unless someone races us to it. */
+/**
+ * Runs `start` on a port the kernel just handed out and released. A port
+ * taken between that and nginx's bind (another test on this machine) is
+ * retried on a new one.
+ */
+async function onFreePort(start: (port: number) => Promise<RunningNginx>): Promise<RunningNginx> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt === 3 || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
 async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');

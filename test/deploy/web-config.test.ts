@@ -1,140 +1,119 @@
 /**
- * web.config, checked without IIS (none runs on Linux): it must be
- * well-formed XML, and replaying its URL Rewrite rules and handler mappings
- * the way IIS applies them must send exactly the API routes to Node (Helicon
- * Zoo) and every other URL to IIS's static files under public/.
+ * The three IIS routes, checked without IIS (none runs on Linux):
+ * - web.config            Helicon Zoo, engine nodejs.http (the original article's route)
+ * - deploy/iis/httpplatform/web.config   HttpPlatformHandler
+ * - deploy/iis/iisnode/web.config        iisnode, with iisnode-entry.cjs
  *
- * Read with `xmllint --xpath` (Debian's libxml2-utils), the same tool that
- * checks the file is well formed.
+ * For each file: well-formed (xmllint); its rewrite rules and handler
+ * mappings, replayed as IIS applies them, send exactly the chat's API routes
+ * to Node and every other URL (/metrics included) to IIS's static files under
+ * public/; no response buffering; its own handler, timeouts and settings; and
+ * the built chat, started the way that module starts Node and with the
+ * file's own environment, answers. What only IIS could show (that IIS reads
+ * the file this way) is not checked here: docs/deploy-iis.md says so.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RecvAnswer } from '../../protocol/protocol.ts';
+import { defaults, loadConfig } from '../../server/config.ts';
 import { apiRoutes } from './api-routes.ts';
+import { ensureBuilt, ROOT } from './build.ts';
+import { baseEnv, type ChatProcess, type Launch, startChatProcess } from './chat-process.ts';
+import { http, postJson } from './http.ts';
+import { type IisConfig, iisConfig, router } from './iis-config.ts';
 
-const WEB_CONFIG = new URL('../../web.config', import.meta.url).pathname;
+const ZOO = join(ROOT, 'web.config');
+const HTTP_PLATFORM = join(ROOT, 'deploy', 'iis', 'httpplatform', 'web.config');
+const IISNODE = join(ROOT, 'deploy', 'iis', 'iisnode', 'web.config');
+const IISNODE_ENTRY = join(ROOT, 'deploy', 'iis', 'iisnode', 'iisnode-entry.cjs');
+const IIS_GUIDE = join(ROOT, 'docs', 'deploy-iis.md');
 
-/** The string value of an XPath expression over web.config (xmllint ends it with a newline). */
-function xpath(expression: string): string {
-  const out = execFileSync('xmllint', ['--xpath', `string(${expression})`, WEB_CONFIG], {
-    encoding: 'utf8',
+const WS = '/configuration/system.webServer';
+
+interface Route {
+  title: string;
+  file: string;
+  /** What URL Node's handler gets for an API route (`send`): the route itself, or the entry it is rewritten to. */
+  apiUrl: (route: string) => string;
+  /** URLs that must never reach Node nor leave public/, beyond the common ones. */
+  private: string[];
+}
+
+const ROUTES: Route[] = [
+  {
+    title: 'web.config (Helicon Zoo)',
+    file: ZOO,
+    apiUrl: (route) => route,
+    private: [],
+  },
+  {
+    title: 'deploy/iis/httpplatform/web.config (HttpPlatformHandler)',
+    file: HTTP_PLATFORM,
+    apiUrl: (route) => route,
+    private: ['/logs/node_1_20261201.log'],
+  },
+  {
+    title: 'deploy/iis/iisnode/web.config (iisnode)',
+    file: IISNODE,
+    // iisnode passes Node the original URL, so the chat still sees /send.
+    apiUrl: () => 'iisnode-entry.cjs',
+    private: ['/iisnode-entry.cjs', '/iisnode/index.html'],
+  },
+];
+
+const run = promisify(execFile);
+
+/** `h:mm:ss` (an IIS timespan) in milliseconds. */
+function timespanMs(value: string): number {
+  const [h, m, s] = value.split(':').map(Number);
+  return ((h ?? 0) * 3600 + (m ?? 0) * 60 + (s ?? 0)) * 1000;
+}
+
+describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
+  let config: IisConfig;
+  let route: ReturnType<typeof router>;
+  let api: string[];
+
+  beforeAll(async () => {
+    config = iisConfig(file);
+    route = router(config);
+    api = await apiRoutes();
   });
-  return out.replace(/\n$/, '');
-}
 
-function count(expression: string): number {
-  return Number(xpath(`count(${expression})`));
-}
-
-function all(expression: string): string[] {
-  return Array.from({ length: count(expression) }, (_, i) => xpath(`(${expression})[${i + 1}]`));
-}
-
-interface Rule {
-  name: string;
-  pattern: RegExp;
-  negate: boolean;
-  action: string;
-  url: string;
-  stop: boolean;
-}
-
-function readRules(): Rule[] {
-  const rules = '/configuration/system.webServer/rewrite/rules/rule';
-  return Array.from({ length: count(rules) }, (_, i) => {
-    const rule = `${rules}[${i + 1}]`;
-    if (count(`${rule}/conditions/add`) > 0) {
-      throw new Error('rules with conditions: teach this replay to evaluate them');
-    }
-    // URL Rewrite's defaults: ECMAScript patterns, ignoreCase="true".
-    const ignoreCase = xpath(`${rule}/match/@ignoreCase`) !== 'false';
-    return {
-      name: xpath(`${rule}/@name`),
-      pattern: new RegExp(xpath(`${rule}/match/@url`), ignoreCase ? 'i' : ''),
-      negate: xpath(`${rule}/match/@negate`) === 'true',
-      action: xpath(`${rule}/action/@type`),
-      url: xpath(`${rule}/action/@url`),
-      stop: xpath(`${rule}/@stopProcessing`) === 'true',
-    };
-  });
-}
-
-type Handler = 'node' | 'iis-static';
-
-/**
- * Where IIS sends a request path: the rules run in order on the path without
- * its leading slash; the handler is then chosen for the (rewritten) URL, and a
- * <location> removing the Node handlers leaves it to IIS's StaticFile handler.
- */
-function route(path: string, rules: Rule[]): { url: string; handler: Handler } {
-  let url = path.replace(/^\//, '').replace(/\?.*$/, '');
-  for (const rule of rules) {
-    const match = rule.pattern.exec(url);
-    if ((match !== null) === rule.negate) continue;
-    if (rule.action === 'Rewrite') {
-      url = rule.url.replace(/\{R:(\d)\}/g, (_, n: string) => match?.[Number(n)] ?? '');
-    } else if (rule.action !== 'None') {
-      throw new Error(`rule "${rule.name}": action ${rule.action} is not replayed here`);
-    }
-    if (rule.stop) break;
-  }
-  return { url, handler: nodeHandlersRemovedAt(url) ? 'iis-static' : 'node' };
-}
-
-const nodeHandlers = () => all('/configuration/system.webServer/handlers/add/@name');
-
-/** Whether the <location> that holds `url` (the deepest one) removes every Node handler. */
-function nodeHandlersRemovedAt(url: string): boolean {
-  const locations = all('/configuration/location/@path')
-    .filter((path) => url === path || url.startsWith(`${path}/`))
-    .sort((a, b) => a.length - b.length);
-  const removed = new Set(
-    locations.flatMap((path) =>
-      all(`/configuration/location[@path="${path}"]/system.webServer/handlers/remove/@name`),
-    ),
-  );
-  return nodeHandlers().every((name) => removed.has(name));
-}
-
-describe('web.config', () => {
   it('is well-formed XML (xmllint)', async () => {
-    await expect(promisify(execFile)('xmllint', ['--noout', WEB_CONFIG])).resolves.toBeDefined();
+    await expect(run('xmllint', ['--noout', file])).resolves.toBeDefined();
   });
 
-  describe('routing', () => {
-    let rules: Rule[];
-    let api: string[];
-
-    beforeAll(async () => {
-      rules = readRules();
-      api = await apiRoutes();
-    });
-
-    it('sends every route of the chat app to Node, unchanged', () => {
+  describe('routing, replayed as IIS applies the rules and handlers', () => {
+    it('sends every route of the chat app to Node', () => {
       expect(api).toEqual(['/health', '/history', '/recv', '/send', '/time']);
       for (const path of api) {
-        expect({ path, ...route(`${path}?room=main&since=3`, rules) }).toEqual({
+        expect({ path, ...route(`${path}?room=main&since=3`) }).toEqual({
           path,
-          url: path.slice(1),
+          url: apiUrl(path.slice(1)),
           handler: 'node',
         });
       }
     });
 
     it('leaves the page and its assets to IIS, from public/', () => {
-      expect(route('/', rules)).toEqual({ url: 'public/', handler: 'iis-static' });
-      expect(route('/index.html', rules)).toEqual({
-        url: 'public/index.html',
-        handler: 'iis-static',
-      });
-      expect(route('/assets/index-abc123.js', rules)).toEqual({
+      expect(route('/')).toEqual({ url: 'public/', handler: 'iis-static' });
+      expect(route('/index.html')).toEqual({ url: 'public/index.html', handler: 'iis-static' });
+      expect(route('/assets/index-abc123.js')).toEqual({
         url: 'public/assets/index-abc123.js',
         handler: 'iis-static',
       });
     });
 
-    it('never hands Node or the web anything outside public/', () => {
+    it('never hands Node or the web anything outside public/, /metrics included', () => {
       for (const path of [
+        '/metrics',
         '/web.config',
         '/package.json',
         '/dist/server/main.js',
@@ -143,8 +122,9 @@ describe('web.config', () => {
         '/sendx',
         '/send/more',
         '/api/send',
+        ...privateUrls,
       ]) {
-        const { url, handler } = route(path, rules);
+        const { url, handler } = route(path);
         expect({ path, handler, inPublic: url.startsWith('public/') }).toEqual({
           path,
           handler: 'iis-static',
@@ -154,51 +134,28 @@ describe('web.config', () => {
     });
   });
 
-  describe('Helicon Zoo', () => {
-    const app = '/configuration/system.webServer/heliconZoo/application';
-    const env = (name: string) => xpath(`${app}/environmentVariables/add[@name="${name}"]/@value`);
-
-    it('names its handlers after the application, one per bitness', () => {
-      const name = xpath(`${app}/@name`);
-      expect(nodeHandlers().sort()).toEqual([`${name}#x64`, `${name}#x86`]);
-      expect(all('/configuration/system.webServer/handlers/add/@modules').sort()).toEqual([
-        'HeliconZoo_x64',
-        'HeliconZoo_x86',
-      ]);
+  describe('limits, errors and caching', () => {
+    it('lets each answer out as Node writes it (responseBufferLimit="0" on every Node handler)', () => {
+      const limits = config.all(`${WS}/handlers/add/@responseBufferLimit`);
+      expect(limits.length).toBe(config.count(`${WS}/handlers/add`));
+      expect(new Set(limits)).toEqual(new Set(['0']));
     });
 
-    it('runs the built entry point with static files left to IIS', () => {
-      expect(env('APP_WORKER')).toMatch(/\\dist\\server\\main\.js$/);
-      expect(env('SERVE_STATIC')).toBe('false');
-      expect(env('NODE_ENV')).toBe('production');
-    });
-
-    it('trusts IIS as the one proxy hop, and lets Zoo manage the processes', () => {
-      expect(env('TRUST_PROXY')).toBe('1');
-      expect(env('WORKERS')).toBe('1');
-    });
-  });
-
-  describe('limits and caching', () => {
     it('caps bodies above the chat’s own 16 KB, so the chat answers 413 in JSON', () => {
       const max = Number(
-        xpath(
-          '/configuration/system.webServer/security/requestFiltering/requestLimits/@maxAllowedContentLength',
-        ),
+        config.xpath(`${WS}/security/requestFiltering/requestLimits/@maxAllowedContentLength`),
       );
       expect(max).toBeGreaterThan(16 * 1024);
       expect(max).toBeLessThanOrEqual(64 * 1024);
     });
 
     it('passes the chat’s JSON errors through', () => {
-      expect(xpath('/configuration/system.webServer/httpErrors/@existingResponse')).toBe(
-        'PassThrough',
-      );
+      expect(config.xpath(`${WS}/httpErrors/@existingResponse`)).toBe('PassThrough');
     });
 
     it('revalidates index.html on every load and caches hashed assets for a year', () => {
       const cache = (path: string, attribute: string) =>
-        xpath(
+        config.xpath(
           `/configuration/location[@path="${path}"]/system.webServer/staticContent/clientCache/@${attribute}`,
         );
       expect(cache('public', 'cacheControlMode')).toBe('DisableCache');
@@ -206,5 +163,278 @@ describe('web.config', () => {
       expect(cache('public/assets', 'cacheControlMaxAge')).toBe('365.00:00:00');
       expect(cache('public/assets', 'cacheControlCustom')).toContain('immutable');
     });
+  });
+});
+
+// --- Each module's own settings ---------------------------------------------
+
+describe('web.config (Helicon Zoo)', () => {
+  const zoo = iisConfig(ZOO);
+  const app = `${WS}/heliconZoo/application`;
+  const env = () => zoo.pairs(`${app}/environmentVariables/add`);
+
+  it('runs its handlers on Zoo’s documented Node engine, nodejs.http, one per bitness', () => {
+    const name = zoo.xpath(`${app}/@name`);
+    expect(zoo.all(`${WS}/handlers/add/@name`).sort()).toEqual([`${name}#x64`, `${name}#x86`]);
+    expect(zoo.all(`${WS}/handlers/add/@modules`).sort()).toEqual([
+      'HeliconZoo_x64',
+      'HeliconZoo_x86',
+    ]);
+    expect(new Set(zoo.all(`${WS}/handlers/add/@scriptProcessor`))).toEqual(
+      new Set(['nodejs.http']),
+    );
+  });
+
+  it('runs the built entry point, with static files left to IIS', () => {
+    expect(env().APP_WORKER).toMatch(/^%APPL_PHYSICAL_PATH%\\dist\\server\\main\.js$/);
+    expect(env().SERVE_STATIC).toBe('false');
+    expect(env().NODE_ENV).toBe('production');
+  });
+
+  it('listens on loopback only, trusting X-Forwarded-For from a loopback peer, which the API rule sets', () => {
+    expect(env()).toMatchObject({ HOST: '127.0.0.1', TRUST_PROXY: 'loopback', WORKERS: '1' });
+    expect(zoo.xpath(`${WS}/rewrite/rules/rule[1]/serverVariables/set/@name`)).toBe(
+      'HTTP_X_FORWARDED_FOR',
+    );
+    expect(zoo.xpath(`${WS}/rewrite/rules/rule[1]/serverVariables/set/@value`)).toBe(
+      '{REMOTE_ADDR}',
+    );
+  });
+
+  describe('the <userEngines> entry in docs/deploy-iis.md', () => {
+    let snippetDir: string;
+    let snippet: string;
+    let engine: IisConfig;
+
+    beforeAll(async () => {
+      // The ```xml block holding <userEngines>, wherever it is indented (in a list item).
+      const guide = await readFile(IIS_GUIDE, 'utf8');
+      const block = [...guide.matchAll(/^( *)```xml\n([\s\S]*?)^\1```/gm)].find((match) =>
+        match[2]!.includes('<userEngines>'),
+      );
+      if (!block) throw new Error('docs/deploy-iis.md: no ```xml block with <userEngines>');
+      const indent = block[1]!.length;
+      const xml = block[2]!
+        .split('\n')
+        .map((line) => line.slice(indent))
+        .join('\n');
+      snippetDir = await mkdtemp(join(tmpdir(), 'chat-zoo-'));
+      snippet = join(snippetDir, 'applicationHost.xml');
+      await writeFile(snippet, xml);
+      engine = iisConfig(snippet);
+    });
+    afterAll(() => rm(snippetDir, { recursive: true, force: true }));
+
+    const add = `${WS}/heliconZooServer/userEngines/add`;
+
+    it('is well-formed XML (xmllint)', async () => {
+      await expect(run('xmllint', ['--noout', snippet])).resolves.toBeDefined();
+    });
+
+    it('declares the engine web.config names, over TCP and HTTP, running APP_WORKER', () => {
+      expect(engine.xpath(`${add}/@name`)).toBe(
+        zoo.xpath(`${WS}/handlers/add[1]/@scriptProcessor`),
+      );
+      expect(engine.xpath(`${add}/@transport`)).toBe('tcp');
+      expect(engine.xpath(`${add}/@protocol`)).toBe('http');
+      expect(engine.xpath(`${add}/@arguments`)).toBe('"%APP_WORKER%"');
+    });
+
+    it('points at a current node.exe, not Zoo’s bundled one', () => {
+      const fullPath = engine.xpath(`${add}/@fullPath`);
+      expect(fullPath).toBe('%ProgramFiles%\\nodejs\\node.exe');
+      expect(fullPath).not.toContain('%SystemDrive%\\node\\bin');
+    });
+  });
+});
+
+describe('deploy/iis/httpplatform/web.config (HttpPlatformHandler)', () => {
+  const hp = iisConfig(HTTP_PLATFORM);
+  const platform = `${WS}/httpPlatform`;
+  const env = () => hp.pairs(`${platform}/environmentVariables/environmentVariable`);
+
+  it('hands every API request to the httpPlatformHandler module', () => {
+    expect(hp.all(`${WS}/handlers/add/@modules`)).toEqual(['httpPlatformHandler']);
+    expect(hp.xpath(`${WS}/handlers/add/@path`)).toBe('*');
+  });
+
+  it('starts node.exe on the built entry, telling it the port in PORT', () => {
+    expect(hp.xpath(`${platform}/@processPath`)).toMatch(/\\node\.exe$/);
+    expect(hp.xpath(`${platform}/@arguments`)).toBe('dist\\server\\main.js');
+    expect(env().PORT).toBe('%HTTP_PLATFORM_PORT%');
+  });
+
+  it('waits for an answer longer than a long-poll is held, in whole minutes', () => {
+    const timeout = timespanMs(hp.xpath(`${platform}/@requestTimeout`));
+    expect(timeout % 60_000).toBe(0);
+    expect(timeout).toBeGreaterThanOrEqual(Number(env().POLL_TIMEOUT_MS) + 10_000);
+    expect(timeout).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);
+  });
+
+  it('logs Node’s output to logs\\, which cannot be fetched', () => {
+    expect(hp.xpath(`${platform}/@stdoutLogEnabled`)).toBe('true');
+    expect(hp.xpath(`${platform}/@stdoutLogFile`)).toBe('.\\logs\\node');
+    expect(hp.all(`${WS}/security/requestFiltering/hiddenSegments/add/@segment`)).toContain('logs');
+  });
+
+  it('listens on loopback only, trusting X-Forwarded-For from a loopback peer, which the API rule sets', () => {
+    expect(env()).toMatchObject({
+      HOST: '127.0.0.1',
+      TRUST_PROXY: 'loopback',
+      SERVE_STATIC: 'false',
+      WORKERS: '1',
+    });
+    expect(hp.xpath(`${WS}/rewrite/rules/rule[1]/serverVariables/set/@value`)).toBe(
+      '{REMOTE_ADDR}',
+    );
+  });
+});
+
+describe('deploy/iis/iisnode/web.config (iisnode)', () => {
+  const ii = iisConfig(IISNODE);
+  const iisnode = `${WS}/iisnode`;
+
+  it('runs iisnode on the CommonJS entry beside it, the one file it handles', () => {
+    expect(ii.all(`${WS}/handlers/add/@modules`)).toEqual(['iisnode']);
+    const entry = ii.xpath(`${WS}/handlers/add/@path`);
+    expect(entry).toBe('iisnode-entry.cjs');
+    expect(existsSync(join(ROOT, 'deploy', 'iis', 'iisnode', entry))).toBe(true);
+  });
+
+  it('shows visitors no stack traces and opens no debugger (both on by default in iisnode)', () => {
+    expect(ii.xpath(`${iisnode}/@devErrorsEnabled`)).toBe('false');
+    expect(ii.xpath(`${iisnode}/@debuggingEnabled`)).toBe('false');
+  });
+
+  it('adds the visitor to X-Forwarded-For, which the chat trusts as the one hop', () => {
+    expect(ii.xpath(`${iisnode}/@enableXFF`)).toBe('true');
+    expect(ii.pairs('/configuration/appSettings/add', 'key').TRUST_PROXY).toBe('1');
+  });
+
+  it('runs one Node process, a current node.exe, in production mode', () => {
+    expect(ii.xpath(`${iisnode}/@nodeProcessCountPerApplication`)).toBe('1');
+    expect(ii.xpath(`${iisnode}/@nodeProcessCommandLine`)).toMatch(/\\nodejs\\node\.exe"$/);
+    expect(ii.xpath(`${iisnode}/@node_env`)).toBe('production');
+  });
+
+  it('keeps its logs where they cannot be fetched', () => {
+    expect(ii.xpath(`${iisnode}/@logDirectory`)).toBe('iisnode');
+    expect(ii.all(`${WS}/security/requestFiltering/hiddenSegments/add/@segment`)).toContain(
+      'iisnode',
+    );
+  });
+});
+
+// --- The built chat, started as each module starts it -----------------------
+
+/**
+ * A site folder as IIS would have it: the web.config (and iisnode's entry)
+ * copied, and the build and dependencies of this checkout linked in.
+ */
+async function siteFolder(extra: string[] = []): Promise<string> {
+  const site = await mkdtemp(join(tmpdir(), 'chat-iis-site-'));
+  for (const name of ['dist', 'public', 'node_modules']) {
+    await symlink(join(ROOT, name), join(site, name));
+  }
+  for (const path of extra) await copyFile(path, join(site, path.slice(path.lastIndexOf('/') + 1)));
+  return site;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Windows paths in the file, as this machine spells them (node.exe takes / as well). */
+const posix = (value: string) => value.replace(/\\/g, '/');
+
+describe('the built chat, started with each file’s settings as its module starts Node', () => {
+  let chat: ChatProcess | undefined;
+  let site: string | undefined;
+
+  beforeAll(() => ensureBuilt(), 120_000);
+  afterEach(async () => {
+    await chat?.stop();
+    chat = undefined;
+    if (site) await rm(site, { recursive: true, force: true });
+    site = undefined;
+  });
+
+  /** Health, a send read back by a poll, and no page (IIS serves it): over TCP or the socket. */
+  async function expectAnswers(base: string, socketPath?: string): Promise<void> {
+    const options = socketPath ? { socketPath } : {};
+    expect((await http(`${base}/health`, options)).status).toBe(200);
+    const sent = await postJson(`${base}/send`, { room: 'iis', text: 'through IIS' }, options);
+    expect(sent.status).toBe(200);
+    const polled = await http(`${base}/recv?room=iis&since=0`, options);
+    expect(polled.json<RecvAnswer>().messages.map((m) => m.text)).toEqual(['through IIS']);
+    expect((await http(`${base}/`, options)).status).toBe(404);
+  }
+
+  it('Helicon Zoo: node.exe "%APP_WORKER%" with the application’s variables and a TCP port in PORT', async () => {
+    site = await siteFolder([ZOO]);
+    const zoo = iisConfig(ZOO);
+    const vars = zoo.pairs(`${WS}/heliconZoo/application/environmentVariables/add`);
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(vars)) {
+      env[name] = posix(value.replaceAll('%APPL_PHYSICAL_PATH%', site));
+    }
+    expect(() => loadConfig(env)).not.toThrow();
+    const port = await freePort();
+    chat = await startChatProcess({
+      command: process.execPath,
+      args: [env.APP_WORKER!],
+      cwd: tmpdir(),
+      env: { ...baseEnv(), ...env, PORT: String(port) },
+    });
+    expect(chat.url).toBe(`http://127.0.0.1:${port}`);
+    await expectAnswers(chat.url);
+    expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
+  });
+
+  it('HttpPlatformHandler: processPath and arguments in the site folder, PORT from HTTP_PLATFORM_PORT', async () => {
+    site = await siteFolder([HTTP_PLATFORM]);
+    const hp = iisConfig(HTTP_PLATFORM);
+    const port = await freePort();
+    const vars = hp.pairs(`${WS}/httpPlatform/environmentVariables/environmentVariable`);
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(vars)) {
+      env[name] = value.replaceAll('%HTTP_PLATFORM_PORT%', String(port));
+    }
+    const launch: Launch = {
+      command: process.execPath, // processPath: node.exe
+      args: [posix(hp.xpath(`${WS}/httpPlatform/@arguments`))],
+      cwd: site,
+      env: { ...baseEnv(), ...env },
+    };
+    chat = await startChatProcess(launch);
+    expect(chat.url).toBe(`http://127.0.0.1:${port}`);
+    await expectAnswers(chat.url);
+    expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
+  });
+
+  it('iisnode: require() of iisnode-entry.cjs with the appSettings, a pipe path in PORT', async () => {
+    site = await siteFolder([IISNODE, IISNODE_ENTRY]);
+    const ii = iisConfig(IISNODE);
+    const socketPath = join(site, 'iisnode.sock'); // iisnode: \\.\pipe\<guid>
+    chat = await startChatProcess({
+      // iisnode's interceptor loads the handler's file with require().
+      command: process.execPath,
+      args: ['-e', 'require(process.argv[1])', join(site, 'iisnode-entry.cjs')],
+      // Not the site: the entry moves there itself.
+      cwd: tmpdir(),
+      env: {
+        ...baseEnv(),
+        ...ii.pairs('/configuration/appSettings/add', 'key'),
+        NODE_ENV: ii.xpath(`${WS}/iisnode/@node_env`),
+        PORT: socketPath,
+      },
+    });
+    expect(chat.url).toBe(socketPath);
+    await expectAnswers('http://localhost', socketPath);
+    expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
   });
 });

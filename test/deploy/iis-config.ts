@@ -1,0 +1,119 @@
+/**
+ * Reading an IIS web.config without IIS: XPath through `xmllint --xpath`
+ * (Debian's libxml2-utils, the same tool that checks the file is well
+ * formed), and a replay of its URL Rewrite rules and handler mappings the way
+ * IIS applies them, to tell which URLs reach Node and which IIS serves itself.
+ */
+import { execFileSync } from 'node:child_process';
+
+export interface IisConfig {
+  readonly path: string;
+  /** The string value of an XPath expression ('' when nothing matches). */
+  xpath(expression: string): string;
+  count(expression: string): number;
+  /** The string value of every node `expression` selects. */
+  all(expression: string): string[];
+  /** The `name → value` pairs of `<add>` elements under `parent` (keyAttr: `name` or `key`). */
+  pairs(parent: string, keyAttr?: string, valueAttr?: string): Record<string, string>;
+}
+
+export function iisConfig(path: string): IisConfig {
+  const xpath = (expression: string) =>
+    execFileSync('xmllint', ['--xpath', `string(${expression})`, path], {
+      encoding: 'utf8',
+    }).replace(/\n$/, '');
+  const count = (expression: string) => Number(xpath(`count(${expression})`));
+  const all = (expression: string) =>
+    Array.from({ length: count(expression) }, (_, i) => xpath(`(${expression})[${i + 1}]`));
+  return {
+    path,
+    xpath,
+    count,
+    all,
+    pairs(parent, keyAttr = 'name', valueAttr = 'value') {
+      const keys = all(`${parent}/@${keyAttr}`);
+      return Object.fromEntries(
+        keys.map((key) => [key, xpath(`${parent}[@${keyAttr}="${key}"]/@${valueAttr}`)]),
+      );
+    },
+  };
+}
+
+interface Rule {
+  name: string;
+  pattern: RegExp;
+  negate: boolean;
+  action: string;
+  url: string;
+  stop: boolean;
+}
+
+function readRules(config: IisConfig): Rule[] {
+  const rules = '/configuration/system.webServer/rewrite/rules/rule';
+  return Array.from({ length: config.count(rules) }, (_, i) => {
+    const rule = `${rules}[${i + 1}]`;
+    if (config.count(`${rule}/conditions/add`) > 0) {
+      throw new Error('rules with conditions: teach this replay to evaluate them');
+    }
+    // URL Rewrite's defaults: ECMAScript patterns, ignoreCase="true".
+    const ignoreCase = config.xpath(`${rule}/match/@ignoreCase`) !== 'false';
+    return {
+      name: config.xpath(`${rule}/@name`),
+      pattern: new RegExp(config.xpath(`${rule}/match/@url`), ignoreCase ? 'i' : ''),
+      negate: config.xpath(`${rule}/match/@negate`) === 'true',
+      action: config.xpath(`${rule}/action/@type`),
+      url: config.xpath(`${rule}/action/@url`),
+      stop: config.xpath(`${rule}/@stopProcessing`) === 'true',
+    };
+  });
+}
+
+export type Handler = 'node' | 'iis-static';
+
+/** An IIS handler `path`: `*`, `*.ext` or a file name, matched against the URL's last segment. */
+function handlerMatches(handlerPath: string, url: string): boolean {
+  const name = url.slice(url.lastIndexOf('/') + 1);
+  const pattern = handlerPath.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+  return new RegExp(`^${pattern}$`, 'i').test(name);
+}
+
+/**
+ * Where IIS sends a request: the rules run in order on the path without its
+ * leading slash and query; the handler is then chosen for the (rewritten)
+ * URL among the Node handlers the site adds, minus those a <location>
+ * holding the URL removes. No Node handler left: IIS's StaticFile handler.
+ */
+export function router(config: IisConfig): (path: string) => { url: string; handler: Handler } {
+  const rules = readRules(config);
+  const handlers = config.all('/configuration/system.webServer/handlers/add/@name').map((name) => ({
+    name,
+    path: config.xpath(`/configuration/system.webServer/handlers/add[@name="${name}"]/@path`),
+  }));
+  const locations = config.all('/configuration/location/@path');
+  const removedAt = (url: string) =>
+    new Set(
+      locations
+        .filter((path) => url === path || url.startsWith(`${path}/`))
+        .flatMap((path) =>
+          config.all(
+            `/configuration/location[@path="${path}"]/system.webServer/handlers/remove/@name`,
+          ),
+        ),
+    );
+  return (path) => {
+    let url = path.replace(/^\//, '').replace(/\?.*$/, '');
+    for (const rule of rules) {
+      const match = rule.pattern.exec(url);
+      if ((match !== null) === rule.negate) continue;
+      if (rule.action === 'Rewrite') {
+        url = rule.url.replace(/\{R:(\d)\}/g, (_, n: string) => match?.[Number(n)] ?? '');
+      } else if (rule.action !== 'None') {
+        throw new Error(`rule "${rule.name}": action ${rule.action} is not replayed here`);
+      }
+      if (rule.stop) break;
+    }
+    const removed = removedAt(url);
+    const node = handlers.some((h) => !removed.has(h.name) && handlerMatches(h.path, url));
+    return { url, handler: node ? 'node' : 'iis-static' };
+  };
+}
