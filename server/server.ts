@@ -11,12 +11,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bus } from './bus/bus.ts';
 import { openBus } from './bus/open-bus.ts';
-import type { Config } from './config.ts';
+import { type Config, trustProxyWarning } from './config.ts';
 import { createApp } from './http/app.ts';
 import type { ChatContext } from './http/context.ts';
+import { createSendLimit } from './http/rate-limit.ts';
 import { Hub } from './hub/hub.ts';
 import type { Presence } from './hub/presence.ts';
 import { createLog, type Log } from './log.ts';
+import { type ChatOps, startOps } from './metrics/ops.ts';
 import { removeStaleSocket } from './stale-socket.ts';
 import { openStore } from './store/open-store.ts';
 import type { MessageStore } from './store/store.ts';
@@ -32,6 +34,8 @@ export interface RunningChat extends ChatContext {
   server: Server;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
+  /** Metrics, telemetry and backend states (server/metrics/ops.ts). */
+  ops: ChatOps;
   close(): Promise<void>;
 }
 
@@ -59,13 +63,34 @@ export async function startChat(
   });
   bus.onMessage((message) => hub.publish(message));
 
-  const chat: ChatContext = { config, store, bus, hub, presence, log };
-  const server = createServer(createApp(chat));
-  // Node's defaults would cut a poll before our timeout: requestTimeout is
-  // 300 s, but keep the header and request clocks clear of the poll anyway.
-  server.requestTimeout = Math.max(server.requestTimeout, config.pollTimeoutMs + 30_000);
+  const chat: ChatContext = { config, store, bus, hub, presence, log, redis: opened?.redis };
+  const ops = await startOps(config, {
+    log,
+    store: store.kind,
+    bus: bus.kind,
+    waiting: () => hub.size,
+    maxWaiters: config.maxWaiters,
+    redis: opened?.redis,
+  });
+  const sendLimit = createSendLimit(config, { redis: chat.redis, log });
+  const warning = trustProxyWarning(config);
+  if (warning) log('warn', warning);
+
+  // Slow uploads are cut, long-polls are not. Node's `requestTimeout` runs
+  // until the request has arrived whole (headers and body), not until it is
+  // answered: a poll's GET has arrived before it waits, so it is never cut,
+  // while a body dripped byte by byte is, with 408. Node checks these clocks
+  // every `connectionsCheckingInterval` (30 s by default, which let slow
+  // headers live 89 s): check every second or so.
+  const server = createServer(
+    {
+      requestTimeout: config.bodyTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
+    },
+    createApp(chat, { ops, sendLimit }),
+  );
   server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
-  server.headersTimeout = 66_000;
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
   else {
@@ -89,6 +114,8 @@ export async function startChat(
       const cut = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;
       clearTimeout(cut);
+      await sendLimit?.close();
+      await ops.close();
       await bus.close();
       await presence.close();
       await opened?.close();
@@ -97,7 +124,7 @@ export async function startChat(
     return closing;
   }
 
-  return { ...chat, server, url, close };
+  return { ...chat, server, url, ops, close };
 }
 
 function hostFor(address: AddressInfo): string {

@@ -25,6 +25,8 @@ import { RedisBus } from './redis-bus.ts';
 export interface OpenedBus {
   bus: Bus;
   presence: Presence;
+  /** The Redis publisher connection, when there is Redis: others may share it (the send limit's counts). */
+  redis?: Redis;
   /** Quits the connections this module opened. Call after `bus.close()` and `presence.close()`. */
   close(): Promise<void>;
 }
@@ -91,6 +93,7 @@ async function openRedisBus(
   return {
     bus,
     presence,
+    redis: publisher,
     async close() {
       await Promise.all([quit(publisher), quit(subscriber)]);
     },

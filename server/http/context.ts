@@ -1,4 +1,5 @@
 /** What the HTTP layer is handed: the seams it calls, already built. */
+import type { Redis } from 'ioredis';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../config.ts';
 import type { Hub } from '../hub/hub.ts';
@@ -13,4 +14,6 @@ export interface ChatContext {
   hub: Hub;
   presence: Presence;
   log: Log;
+  /** The bus's Redis connection (the publisher), when there is Redis: the send limit counts in it. */
+  redis?: Redis | undefined;
 }

@@ -6,12 +6,16 @@
  * requests reach the same worker: the way to put a waiting poll on one
  * worker and the send on another.
  */
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
+import type { ServerProcess } from '../helpers/processes.ts';
 
 export interface HttpAnswer {
   status: number;
+  /** The parsed JSON; undefined for another type (`text` has it). */
   body: unknown;
+  text: string;
 }
 
 export interface ChatClient {
@@ -19,17 +23,31 @@ export interface ChatClient {
   post(path: string, body: unknown): Promise<HttpAnswer>;
   recv(query: string, signal?: AbortSignal): Promise<RecvBody>;
   send(fields: Record<string, string>): Promise<SendBody>;
+  /** The text of a 200 answer (`/metrics`). */
+  text(path: string): Promise<string>;
   pid(): Promise<number>;
   close(): void;
 }
 
-/** `base` is `http://host:port`, or the path of a Unix socket the server listens on. */
-export function chatClient(base: string, options: { pinned?: boolean } = {}): ChatClient {
+/**
+ * `base` is `http://host:port`, or the path of a Unix socket the server listens on.
+ * `pid()` needs the server process (`log`), whose request log names the pid.
+ */
+export function chatClient(
+  base: string,
+  options: { pinned?: boolean; log?: Pick<ServerProcess, 'nextLine'> } = {},
+): ChatClient {
   const socketPath = base.startsWith('http') ? undefined : base;
   const origin = socketPath ? 'http://localhost' : base;
   const agent = new Agent({ keepAlive: true, maxSockets: options.pinned ? 1 : 64 });
 
-  function call(method: string, path: string, payload?: unknown, signal?: AbortSignal) {
+  function call(
+    method: string,
+    path: string,
+    payload?: unknown,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ) {
     return new Promise<HttpAnswer>((resolve, reject) => {
       const body = payload === undefined ? undefined : JSON.stringify(payload);
       const req = request(
@@ -39,7 +57,7 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
           agent,
           socketPath,
           signal,
-          headers: body ? { 'content-type': 'application/json' } : {},
+          headers: body ? { 'content-type': 'application/json', ...headers } : headers,
         },
         (res) => {
           let text = '';
@@ -49,7 +67,12 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
           });
           res.on('end', () => {
             try {
-              resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+              const json = /json/.test(res.headers['content-type'] ?? '');
+              resolve({
+                status: res.statusCode ?? 0,
+                body: json && text ? JSON.parse(text) : undefined,
+                text,
+              });
             } catch (error) {
               reject(error);
             }
@@ -74,12 +97,27 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
     recv: (query, signal) =>
       ok(call('GET', `/recv?${query}`, undefined, signal), `GET /recv?${query}`),
     send: (fields) => ok(call('POST', '/send', fields), 'POST /send'),
-    pid: async () => (await ok<{ pid: number }>(call('GET', '/health'), 'GET /health')).pid,
+    async text(path) {
+      const answer = await call('GET', path);
+      if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status}`);
+      return answer.text;
+    },
+    // The worker that answers logs the request with its pid; /health does not say it.
+    async pid() {
+      if (!options.log) throw new Error('pid() needs the server: chatClient(url, { log: server })');
+      const id = `pid-probe-${randomUUID()}`;
+      const logged = options.log.nextLine(new RegExp(`^.*"reqId":"${id}".*$`));
+      await ok(call('GET', '/time', undefined, undefined, { 'x-request-id': id }), 'GET /time');
+      return (JSON.parse((await logged)[0]) as { pid: number }).pid;
+    },
     close: () => agent.destroy(),
   };
 }
 
-/** Polls `/health` until `waiting` reaches `count`: the polls are registered, not just sent. */
+/**
+ * Polls `/metrics` until `chat_polls_waiting` reaches `count`: the polls are
+ * registered, not just sent. In a cluster it is the sum over the workers.
+ */
 export async function untilWaiting(
   client: ChatClient,
   count: number,
@@ -87,8 +125,8 @@ export async function untilWaiting(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { body } = await client.get('/health');
-    if ((body as { waiting: number }).waiting >= count) return;
+    const waiting = /^chat_polls_waiting (\d+)$/m.exec(await client.text('/metrics'))?.[1];
+    if (Number(waiting) >= count) return;
     if (Date.now() > deadline)
       throw new Error(`fewer than ${count} polls waiting after ${timeoutMs} ms`);
   }
