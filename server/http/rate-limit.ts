@@ -27,7 +27,7 @@ import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import { type Config, rateLimitWindow } from '../config.ts';
 import { httpError } from '../errors.ts';
-import { type Log, loggerOf } from '../log.ts';
+import type { Log } from '../log.ts';
 import { createOutageState, type OutageState } from '../metrics/outage.ts';
 
 /** A Redis that does not answer this fast is treated as down for this send. */
@@ -60,8 +60,13 @@ export function createSendLimit(
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     store,
-    // Its few warnings about its own configuration go to our log, as JSON.
-    logger: loggerOf(options.log).child({ module: 'express-rate-limit' }),
+    // Its checks of its own configuration (each runs once) and its store
+    // errors go to our log, as warnings without a stack: a client can set
+    // off some of them (an X-Forwarded-For where no proxy is trusted).
+    logger: {
+      warn: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
+      error: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
+    },
     // The start-up warning covers TRUST_PROXY (config.ts, trustProxyWarning).
     validate: { trustProxy: false },
     handler(req, _res, next) {
