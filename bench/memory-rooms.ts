@@ -110,13 +110,21 @@ async function main(): Promise<void> {
       while (next < ROOMS) {
         const room = `stranger-${next++}`;
         await call(port, 'POST', '/send', JSON.stringify({ room, text: 'x'.repeat(200) }));
-        await call(port, 'GET', `/recv?room=${room}&since=1&client=stranger-client`, undefined, true);
+        await call(
+          port,
+          'GET',
+          `/recv?room=${room}&since=1&client=stranger-client`,
+          undefined,
+          true,
+        );
       }
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     const peak = rssBytes(child.pid!);
     const sent = ((Date.now() - started) / 1000).toFixed(1);
-    process.stdout.write(`${ROOMS} rooms, each with a message and an abandoned poll, in ${sent} s\n`);
+    process.stdout.write(
+      `${ROOMS} rooms, each with a message and an abandoned poll, in ${sent} s\n`,
+    );
     agent.destroy();
 
     await sleep(SETTLE_S * 1_000);

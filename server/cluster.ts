@@ -1,6 +1,6 @@
 /**
  * The cluster primary (`WORKERS` > 1): forks the workers, which share one
- * port (or Unix socket path), and does three jobs. It never serves HTTP
+ * port (or Unix socket path), and does four jobs. It serves no chat HTTP
  * itself. (Not on a Windows named pipe: see `clusterUnsupported`.)
  *
  * 1. Relay. Without Redis, a worker's stored message comes here over IPC and
@@ -18,11 +18,14 @@
  *    clients reconnect elsewhere) and exits once they all have; a worker
  *    still there after `stopTimeoutMs` (10 s) is killed. A second signal (a second
  *    later or more) kills at once.
+ * 4. Metrics. Unless `METRICS=off`, it adds up the workers' metrics and
+ *    serves them on `METRICS_PORT`, or to the worker asked for `/metrics`.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { isChatIpc, sendIpc } from './bus/cluster-ipc.ts';
 import type { Config } from './config.ts';
 import type { Log } from './log.ts';
+import { serveClusterMetrics } from './metrics/cluster-metrics.ts';
 import { servePresence } from './presence/cluster-presence.ts';
 import { LocalPresence } from './presence/presence.ts';
 
@@ -87,7 +90,8 @@ export interface PrimaryOutcome {
  * exiting to the caller (`main.ts`), so tests can run it and read the outcome.
  */
 export function runPrimary(
-  config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'>,
+  config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
+    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host'>>,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -210,5 +214,13 @@ export function runPrimary(
   process.on('exit', killAll);
   for (const slot of slots) fork(slot);
   log('info', `primary ${process.pid}: started ${config.workers} workers`);
+
+  // 4. Metrics: the sum of every worker's (server/metrics/cluster-metrics.ts).
+  if (config.metrics) {
+    serveClusterMetrics(
+      { metrics: true, metricsPort: config.metricsPort, host: config.host },
+      log,
+    ).catch((error: unknown) => log('error', 'metrics: cannot serve them', error));
+  }
   return done;
 }

@@ -27,19 +27,23 @@ export interface Config {
   presenceGraceMs: number;
   /** Waiting polls one process holds at most; past it `/recv` answers 503. @default 50000 */
   maxWaiters: number;
-  /** Waiting polls one client address may hold; past it `/recv` answers 429. @default 100 */
+  /** Waiting polls one client address may hold; past it `/recv` answers 429. 0 turns the limit off. @default 100 */
   maxPollsPerAddress: number;
-  /** Rooms the message log holds in memory, least recently used dropped first. @default 10000 */
+  /** Rooms the message log holds in memory; past it the least recently used is dropped. @default 10000 */
   maxRooms: number;
   /** A room with no waiting poll and no message for this long is dropped from memory. @default 30000 */
   roomIdleMs: number;
-  /** How often a process looks in the store for messages no bus brought (no bus, or the bus down). @default 1000 */
+  /** How often a process reads the store for messages it was not told about (bus down, or no bus). @default 1000 */
   storePollMs: number;
   /** How soon waiting polls hear that their room's online count changed; 0 turns it off. @default 3000 */
   presenceNotifyMs: number;
-  /** Sends per second allowed per client address; 0 turns the limit off. @default 5 */
+  /**
+   * Sends per second allowed per client address, on average; 0 turns the limit off.
+   * The limit is a window of `sendBurst / sendRatePerSec` seconds (at least 1 s)
+   * holding `sendBurst` sends (`rateLimitWindow`). @default 5
+   */
   sendRatePerSec: number;
-  /** Sends a client may make in a burst above the rate. @default 20 */
+  /** Sends one address may make in one window. @default 20 */
   sendBurst: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
@@ -53,6 +57,18 @@ export interface Config {
   storeTimeoutMs: number;
   /** `error`, `warn`, `info` or `debug`. @default info */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** Serve Prometheus metrics (`GET /metrics`). @default true */
+  metrics: boolean;
+  /** Serve the metrics on this port instead of the chat's (the cluster primary listens on it). @default the chat's port */
+  metricsPort: number | undefined;
+  /**
+   * A request must have arrived whole, headers and body, within this
+   * (Node's `server.requestTimeout`); a slower upload is cut with 408. A
+   * long-poll is not concerned: its request has arrived before it waits. @default 15000
+   */
+  bodyTimeoutMs: number;
+  /** The request headers must have arrived within this (Node's `server.headersTimeout`). @default 10000 */
+  headersTimeoutMs: number;
 }
 
 export const defaults: Config = Object.freeze({
@@ -78,6 +94,10 @@ export const defaults: Config = Object.freeze({
   staticDir: 'public',
   storeTimeoutMs: 2_000,
   logLevel: 'info',
+  metrics: true,
+  metricsPort: undefined,
+  bodyTimeoutMs: 15_000,
+  headersTimeoutMs: 10_000,
 });
 
 export class ConfigError extends Error {
@@ -126,9 +146,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pollTimeoutMs: int('POLL_TIMEOUT_MS', defaults.pollTimeoutMs, 100, 600_000),
     presenceGraceMs: int('PRESENCE_GRACE_MS', defaults.presenceGraceMs, 0, 600_000),
     maxWaiters: int('MAX_WAITERS', defaults.maxWaiters, 1, 10_000_000),
-    maxPollsPerAddress: int('MAX_POLLS_PER_ADDRESS', defaults.maxPollsPerAddress, 1, 10_000_000),
+    maxPollsPerAddress: int('MAX_POLLS_PER_ADDRESS', defaults.maxPollsPerAddress, 0, 10_000_000),
     maxRooms: int('MAX_ROOMS', defaults.maxRooms, 1, 10_000_000),
-    roomIdleMs: int('ROOM_IDLE_MS', defaults.roomIdleMs, 1_000, 3_600_000),
+    roomIdleMs: int('ROOM_IDLE_MS', defaults.roomIdleMs, 1_000, 86_400_000),
     storePollMs: int('STORE_POLL_MS', defaults.storePollMs, 50, 60_000),
     presenceNotifyMs: int('PRESENCE_NOTIFY_MS', defaults.presenceNotifyMs, 0, 600_000),
     sendRatePerSec: int('SEND_RATE', defaults.sendRatePerSec, 0, 1_000_000),
@@ -142,6 +162,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     staticDir: read('STATIC_DIR') ?? defaults.staticDir,
     storeTimeoutMs: int('STORE_TIMEOUT_MS', defaults.storeTimeoutMs, 50, 60_000),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
+    metrics: bool('METRICS', defaults.metrics),
+    metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 1, 65_535),
+    bodyTimeoutMs: int('BODY_TIMEOUT_MS', defaults.bodyTimeoutMs, 1_000, 600_000),
+    headersTimeoutMs: int('HEADERS_TIMEOUT_MS', defaults.headersTimeoutMs, 1_000, 600_000),
   };
 
   if (!/^(sqlite:|mysql:\/\/|mongodb(\+srv)?:\/\/|memory:)/.test(config.databaseUrl)) {
@@ -154,6 +178,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   for (const origin of config.allowedOrigins) {
     if (!URL.canParse(origin)) problems.push(`ALLOWED_ORIGINS has a bad origin "${origin}"`);
+  }
+  // Node refuses a header timeout longer than the request timeout it is part of.
+  if (config.headersTimeoutMs > config.bodyTimeoutMs) {
+    problems.push(
+      `HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than BODY_TIMEOUT_MS (${config.bodyTimeoutMs})`,
+    );
+  }
+  if (config.metricsPort !== undefined && config.metricsPort === config.port) {
+    problems.push(
+      `METRICS_PORT must differ from PORT (${config.port}); leave it unset to serve /metrics on PORT`,
+    );
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -193,4 +228,43 @@ function parseLogLevel(raw: string | undefined, problems: string[]): Config['log
   if (raw === 'error' || raw === 'warn' || raw === 'info' || raw === 'debug') return raw;
   problems.push(`LOG_LEVEL must be error, warn, info or debug, got "${raw}"`);
   return defaults.logLevel;
+}
+
+/**
+ * The send limit as a fixed window, the shape express-rate-limit counts in:
+ * `sendBurst` sends per window of `sendBurst / sendRatePerSec` seconds (at
+ * least one second), so the average stays `sendRatePerSec` a second. A client
+ * may get up to twice the burst across the boundary of two windows.
+ * Undefined when the limit is off (`SEND_RATE=0`).
+ */
+export function rateLimitWindow(
+  config: Pick<Config, 'sendRatePerSec' | 'sendBurst'>,
+): { limit: number; windowMs: number } | undefined {
+  if (config.sendRatePerSec === 0) return undefined;
+  const windowMs = Math.max(1_000, Math.round((config.sendBurst / config.sendRatePerSec) * 1_000));
+  return { limit: Math.max(1, Math.round((windowMs / 1_000) * config.sendRatePerSec)), windowMs };
+}
+
+/**
+ * Why the `trust proxy` setting is dangerous where it is, if it is.
+ * `TRUST_PROXY=true` believes the left-most `X-Forwarded-For` address, which
+ * the client writes: on a port open to everyone any client picks its own
+ * address, and behind nginx (`$proxy_add_x_forwarded_for` appends to what
+ * the client sent) a forged one goes through too. Either way a client
+ * escapes every per-address limit. Naming the proxy (`loopback`, its
+ * address or subnet) or counting hops (`1`) believes only what it added.
+ */
+export function trustProxyWarning(
+  config: Pick<Config, 'trustProxy' | 'host' | 'port'>,
+): string | undefined {
+  if (config.trustProxy !== true) return undefined;
+  const fix =
+    'Set TRUST_PROXY to the proxy instead: loopback (nginx or IIS on this machine), its address or subnet, or a hop count such as 1.';
+  const allInterfaces =
+    typeof config.port === 'number' &&
+    (config.host === undefined || ['0.0.0.0', '::', '[::]'].includes(config.host));
+  if (allInterfaces) {
+    return `TRUST_PROXY=true while listening on all interfaces: any client that reaches this port can forge X-Forwarded-For and escape the per-address limits. ${fix}`;
+  }
+  return `TRUST_PROXY=true believes the client's own X-Forwarded-For (a proxy that appends to it keeps a forged address): clients can escape the per-address limits. ${fix}`;
 }

@@ -18,7 +18,16 @@ export const errorCodes = {
     message: `Field "text" is longer than ${limits.maxText} characters.`,
   },
   invalid_text: { status: 400, message: 'Field "text" must be a string.' },
-  invalid_nickname: { status: 400, message: 'Field "nickname" must be a string.' },
+  invalid_nickname: {
+    status: 400,
+    message:
+      'Field "nickname" must be a string without direction override or isolate characters (U+202A-U+202E, U+2066-U+2069).',
+  },
+  invalid_unicode: {
+    status: 400,
+    message:
+      'Fields "text" and "nickname" must be well-formed Unicode: a lone surrogate (half of a UTF-16 pair) cannot be stored as sent.',
+  },
   nickname_too_long: {
     status: 400,
     message: `Field "nickname" is longer than ${limits.maxNickname} characters.`,
@@ -30,6 +39,10 @@ export const errorCodes = {
     message: `Parameter "client" must match ${CLIENT_PATTERN.source}.`,
   },
   invalid_cursor: { status: 400, message: 'A message id must be a non-negative integer.' },
+  invalid_encoding: {
+    status: 400,
+    message: 'The request body cannot be decoded with the Content-Encoding it names.',
+  },
   invalid_limit: {
     status: 400,
     message: `Parameter "limit" must be an integer from 1 to ${limits.pageSize}.`,
@@ -45,11 +58,15 @@ export const errorCodes = {
     status: 415,
     message: 'Send application/json or application/x-www-form-urlencoded.',
   },
-  too_many_polls: {
-    status: 429,
-    message: 'Too many waiting polls from one address; retry after the delay given.',
+  unsupported_encoding: {
+    status: 415,
+    message: 'Send the body as it is, or with Content-Encoding gzip, deflate or br.',
   },
   rate_limited: { status: 429, message: 'Too many messages; retry after the delay given.' },
+  too_many_polls: {
+    status: 429,
+    message: 'This address holds too many waiting polls; retry after the delay given.',
+  },
   internal_error: { status: 500, message: 'Something went wrong on the server.' },
   store_unavailable: {
     status: 503,

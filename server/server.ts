@@ -24,21 +24,28 @@ import type { AddressInfo } from 'node:net';
 import { type Bus, LocalBus } from './bus/bus.ts';
 import { ClusterBus } from './bus/cluster-bus.ts';
 import { RedisBus } from './bus/redis-bus.ts';
-import type { Config } from './config.ts';
+import { type Config, trustProxyWarning } from './config.ts';
 import type { ChatContext } from './http/context.ts';
 import { createRequestListener } from './http/entry.ts';
+import { createSendLimit } from './http/rate-limit.ts';
 import { Waiters } from './http/waiters.ts';
 import { createLog, type Log } from './log.ts';
 import { MessageLog } from './messages/message-log.ts';
 import { StoreWatch } from './messages/store-watch.ts';
+import { type ChatOps, startOps } from './metrics/ops.ts';
 import { createClusterPresence } from './presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from './presence/presence.ts';
 import { createRedisPresence } from './presence/redis-presence.ts';
-import { openRedis, READY_WAIT_MS, readyWithin } from './redis-connections.ts';
+import {
+  openRedis,
+  READY_WAIT_MS,
+  type RedisConnections,
+  readyWithin,
+} from './redis-connections.ts';
 import { removeStaleSocket } from './stale-socket.ts';
 import { openStore } from './store/open-store.ts';
 import type { MessageStore } from './store/store.ts';
-import { noTelemetry, type Telemetry } from './telemetry.ts';
+import type { Telemetry } from './telemetry.ts';
 
 export interface ChatParts {
   store?: MessageStore;
@@ -46,6 +53,7 @@ export interface ChatParts {
   bus?: Bus;
   presence?: Presence;
   log?: Log;
+  /** Instead of the metrics' own (`ops.telemetry`): what a test wants to see of each poll. */
   telemetry?: Telemetry;
 }
 
@@ -54,6 +62,8 @@ export interface RunningChat extends ChatContext {
   watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
+  /** Metrics, telemetry and backend states (server/metrics/ops.ts). */
+  ops: ChatOps;
   close(): Promise<void>;
 }
 
@@ -62,7 +72,6 @@ export async function startChat(
   parts: ChatParts = {},
 ): Promise<RunningChat> {
   const log = parts.log ?? createLog(config.logLevel);
-  const telemetry = parts.telemetry ?? noTelemetry;
   const store = parts.store ?? (await openStore(config.databaseUrl));
   await store.init();
   const backends =
@@ -70,10 +79,22 @@ export async function startChat(
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
       : await openBackends(config, log);
   const { bus, presence } = backends;
-
-  // The log asks the waiters which rooms are watched; the waiters listen to the log.
+  // The log asks the waiters which rooms are watched; the waiters listen to
+  // the log; the metrics read both.
   let waiters: Waiters | undefined;
-  const messages = new MessageLog({
+  let messages: MessageLog | undefined;
+  const ops = await startOps(config, {
+    log,
+    store: store.kind,
+    bus: bus.kind,
+    waiting: () => waiters?.size ?? 0,
+    rooms: () => messages?.rooms ?? 0,
+    maxWaiters: config.maxWaiters,
+    redis: backends.redis,
+  });
+  const telemetry = parts.telemetry ?? ops.telemetry;
+
+  messages = new MessageLog({
     store,
     // One process: every message passes through this log, or reaches it
     // through the store watch within `storePollMs`. With a bus, a message the
@@ -97,6 +118,7 @@ export async function startChat(
   });
   bus.onMessage((message) => messages.accept(message));
   const activeWaiters = waiters;
+  const activeMessages = messages;
   const watch = new StoreWatch({
     store,
     messages,
@@ -106,13 +128,37 @@ export async function startChat(
     log,
   });
 
-  const chat: ChatContext = { config, store, bus, messages, waiters, presence, log, telemetry };
-  const server = createServer(createRequestListener(chat));
-  // Node's defaults would cut a poll before our timeout: requestTimeout is
-  // 300 s, but keep the header and request clocks clear of the poll anyway.
-  server.requestTimeout = Math.max(server.requestTimeout, config.pollTimeoutMs + 30_000);
+  const chat: ChatContext = {
+    config,
+    store,
+    bus,
+    messages,
+    waiters,
+    presence,
+    log,
+    telemetry,
+    storeState: ops.store,
+    redis: backends.redis,
+  };
+  const sendLimit = createSendLimit(config, { redis: chat.redis, log });
+  const warning = trustProxyWarning(config);
+  if (warning) log('warn', warning);
+
+  // Slow uploads are cut, long-polls are not. Node's `requestTimeout` runs
+  // until the request has arrived whole (headers and body), not until it is
+  // answered: a poll's GET has arrived before it waits, so it is never cut,
+  // while a body dripped byte by byte is, with 408. Node checks these clocks
+  // every `connectionsCheckingInterval` (30 s by default, which let slow
+  // headers live 89 s): check every second or so.
+  const server = createServer(
+    {
+      requestTimeout: config.bodyTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
+    },
+    createRequestListener(chat, { ops, sendLimit }),
+  );
   server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
-  server.headersTimeout = 66_000;
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
   else {
@@ -137,7 +183,9 @@ export async function startChat(
       const cut = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;
       clearTimeout(cut);
-      messages.close();
+      activeMessages.close();
+      await sendLimit?.close();
+      await ops.close();
       await bus.close();
       await presence.close();
       await backends.close();
@@ -146,12 +194,14 @@ export async function startChat(
     return closing;
   }
 
-  return { ...chat, server, watch, url, close };
+  return { ...chat, server, watch, url, ops, close };
 }
 
 interface Backends {
   bus: Bus;
   presence: Presence;
+  /** The publisher connection, when there is Redis: the send limit and the metrics use it too. */
+  redis?: RedisConnections['publisher'];
   /** Quits what was opened here. Call after `bus.close()` and `presence.close()`. */
   close(): Promise<void>;
 }
@@ -173,7 +223,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
     if (!(await readyWithin(bus.ready(), READY_WAIT_MS))) {
       log('warn', `redis bus: not connected after ${READY_WAIT_MS} ms; starting anyway`);
     }
-    return { bus, presence, close: () => redis.close() };
+    return { bus, presence, redis: redis.publisher, close: () => redis.close() };
   }
   if (cluster.isWorker) {
     return {

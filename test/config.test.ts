@@ -1,5 +1,23 @@
+import { cpus } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaults, loadConfig } from '../server/config.ts';
+import {
+  ConfigError,
+  defaults,
+  loadConfig,
+  rateLimitWindow,
+  trustProxyWarning,
+} from '../server/config.ts';
+
+/** The problems `loadConfig(env)` reports, or a failure if it accepts `env`. */
+function problemsOf(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems.join('\n');
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -36,34 +54,132 @@ describe('loadConfig', () => {
       allowedOrigins: ['https://a.example', 'https://b.example'],
       serveStatic: false,
     });
-    expect(loadConfig({ WORKERS: 'auto' }).workers).toBeGreaterThanOrEqual(1);
+    expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(Math.max(1, cpus().length));
   });
 
-  it('reports every bad value at once', () => {
-    let error: unknown;
-    try {
-      loadConfig({
-        PORT: '70000',
-        POLL_TIMEOUT_MS: 'soon',
-        DATABASE_URL: 'postgres://x',
-        WORKERS: '0',
-        SERVE_STATIC: 'maybe',
-        LOG_LEVEL: 'loud',
+  it('documents the defaults of the limits', () => {
+    expect(defaults).toMatchObject({
+      maxRooms: 10_000,
+      roomIdleMs: 30_000,
+      maxPollsPerAddress: 100,
+      storePollMs: 1_000,
+      presenceNotifyMs: 3_000,
+      metrics: true,
+      metricsPort: undefined,
+      bodyTimeoutMs: 15_000,
+      headersTimeoutMs: 10_000,
+      sendRatePerSec: 5,
+      sendBurst: 20,
+    });
+  });
+
+  it('reads the limits, the timeouts and the metrics settings', () => {
+    const config = loadConfig({
+      MAX_ROOMS: '500',
+      ROOM_IDLE_MS: '60000',
+      MAX_POLLS_PER_ADDRESS: '0',
+      STORE_POLL_MS: '250',
+      PRESENCE_NOTIFY_MS: '0',
+      METRICS: 'off',
+      METRICS_PORT: '9464',
+      BODY_TIMEOUT_MS: '20000',
+      HEADERS_TIMEOUT_MS: '5000',
+      SEND_RATE: '2',
+      SEND_BURST: '10',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      maxRooms: 500,
+      roomIdleMs: 60_000,
+      maxPollsPerAddress: 0,
+      storePollMs: 250,
+      presenceNotifyMs: 0,
+      metrics: false,
+      metricsPort: 9464,
+      bodyTimeoutMs: 20_000,
+      headersTimeoutMs: 5_000,
+      sendRatePerSec: 2,
+      sendBurst: 10,
+      logLevel: 'debug',
+    });
+    expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
+  });
+
+  describe('with out-of-range limits', () => {
+    const cases: [string, string][] = [
+      ['MAX_ROOMS', '0'],
+      ['ROOM_IDLE_MS', '10'],
+      ['MAX_POLLS_PER_ADDRESS', '-1'],
+      ['STORE_POLL_MS', 'often'],
+      ['PRESENCE_NOTIFY_MS', '1.5'],
+      ['METRICS', 'sometimes'],
+      ['METRICS_PORT', '70000'],
+      ['BODY_TIMEOUT_MS', '500'],
+      ['HEADERS_TIMEOUT_MS', '0'],
+      ['SEND_BURST', '0'],
+    ];
+    for (const [name, value] of cases) {
+      it(`reports ${name}=${value}`, () => {
+        expect(problemsOf({ [name]: value })).toContain(name);
       });
-    } catch (e) {
-      error = e;
     }
-    expect(error).toBeInstanceOf(ConfigError);
-    const problems = (error as ConfigError).problems.join('\n');
-    for (const name of [
-      'PORT',
-      'POLL_TIMEOUT_MS',
-      'DATABASE_URL',
-      'WORKERS',
-      'SERVE_STATIC',
-      'LOG_LEVEL',
+
+    it('reports a header timeout longer than the request timeout (Node refuses it)', () => {
+      const problems = problemsOf({ BODY_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' });
+      expect(problems).toContain('HEADERS_TIMEOUT_MS');
+      expect(problems).toContain('BODY_TIMEOUT_MS');
+    });
+
+    it('reports METRICS_PORT equal to PORT', () => {
+      expect(problemsOf({ PORT: '8080', METRICS_PORT: '8080' })).toContain('METRICS_PORT');
+    });
+  });
+});
+
+describe('rateLimitWindow', () => {
+  it('turns SEND_RATE and SEND_BURST into a window holding the burst', () => {
+    expect(rateLimitWindow(defaults)).toEqual({ limit: 20, windowMs: 4_000 });
+    expect(rateLimitWindow({ sendRatePerSec: 1, sendBurst: 10 })).toEqual({
+      limit: 10,
+      windowMs: 10_000,
+    });
+  });
+
+  it('keeps the window at least a second long, and the average rate', () => {
+    expect(rateLimitWindow({ sendRatePerSec: 50, sendBurst: 5 })).toEqual({
+      limit: 50,
+      windowMs: 1_000,
+    });
+  });
+
+  it('is off with SEND_RATE=0', () => {
+    expect(rateLimitWindow({ sendRatePerSec: 0, sendBurst: 20 })).toBeUndefined();
+  });
+});
+
+describe('trustProxyWarning', () => {
+  it('warns about TRUST_PROXY=true on all interfaces', () => {
+    for (const host of [undefined, '0.0.0.0', '::']) {
+      expect(trustProxyWarning({ trustProxy: true, host, port: 3000 }), String(host)).toMatch(
+        /TRUST_PROXY=true while listening on all interfaces/,
+      );
+    }
+  });
+
+  it('warns, more mildly, about TRUST_PROXY=true on one interface or a socket path', () => {
+    for (const where of [
+      { host: '127.0.0.1', port: 3000 },
+      { host: undefined, port: '/run/chat.sock' },
     ]) {
-      expect(problems).toContain(name);
+      const warning = trustProxyWarning({ trustProxy: true, ...where });
+      expect(warning, JSON.stringify(where)).toMatch(/forged address/);
+      expect(warning).not.toMatch(/all interfaces/);
+    }
+  });
+
+  it('is quiet when TRUST_PROXY names the proxy or counts hops', () => {
+    for (const trustProxy of [false, 'loopback', '10.0.0.0/8', 1]) {
+      expect(trustProxyWarning({ trustProxy, host: undefined, port: 3000 })).toBe(undefined);
     }
   });
 });

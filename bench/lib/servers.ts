@@ -61,7 +61,8 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       WORKERS: String(workers),
     },
     cursors: true,
-    readyPath: '/health',
+    // chat_polls_waiting, summed over the workers (/health says only ok).
+    readyPath: '/metrics',
     processes: workers,
   };
 }

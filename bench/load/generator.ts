@@ -14,7 +14,12 @@ export interface Target {
   port: number;
   /** Whether the server has `since` cursors (the naive chat has none). */
   cursors: boolean;
-  /** A route answering `{"waiting":n,"pid":p}`: lets the generator wait until the server holds every poll. */
+  /**
+   * A route that tells how many polls the server holds, so the generator can
+   * wait until it holds every one: `{"waiting":n,"pid":p}` per process (the
+   * baselines), or Prometheus text with `chat_polls_waiting` (the chat's
+   * `/metrics`, already summed over cluster workers).
+   */
   readyPath: string;
   /** Server processes to sum `waiting` over (cluster workers). */
   processes: number;
@@ -118,7 +123,15 @@ async function armed(target: Target, count: number, timeoutMs: number): Promise<
       conn.request(probe, (_s, b) => resolve(b), reject),
     );
     conn.close();
-    const { waiting, pid } = JSON.parse(body.toString()) as { waiting: number; pid: number };
+    const text = body.toString();
+    const metric = /^chat_polls_waiting (\d+)$/m.exec(text);
+    if (metric) {
+      latest.set(0, Number(metric[1]));
+      if (Number(metric[1]) >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      continue;
+    }
+    const { waiting, pid } = JSON.parse(text) as { waiting: number; pid: number };
     latest.set(pid, waiting);
     let total = 0;
     for (const value of latest.values()) total += value;

@@ -9,15 +9,27 @@ import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { httpError } from '../errors.ts';
+import { loggerOf } from '../log.ts';
+import type { ChatOps } from '../metrics/ops.ts';
+import { createRequestLog } from '../metrics/request-log.ts';
+import { metricsRoute } from '../metrics/serve.ts';
 import { API_ROUTES } from './api-routes.ts';
 import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
+import type { SendLimit } from './rate-limit.ts';
 import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
 import { sendRoute } from './routes/send.ts';
+
+/** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
+export interface AppOps {
+  ops?: ChatOps | undefined;
+  sendLimit?: SendLimit | undefined;
+}
 
 export function createApp(
   chat: ChatContext,
   recv: (req: IncomingMessage, res: ServerResponse) => void,
+  { ops, sendLimit }: AppOps = {},
 ): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
@@ -28,21 +40,30 @@ export function createApp(
   // Only HEAD reaches this route: the lane answers every GET (entry.ts).
   app.get('/recv', (req, res) => recv(req, res));
 
+  // One log line per finished request (server/metrics/request-log.ts). After
+  // /recv, whose polls log themselves when they end (ops.telemetry).
+  app.use(createRequestLog(loggerOf(chat.log)));
+  // For operators, not in API_ROUTES: the shipped proxies do not pass it on.
+  if (ops?.metricsOnChatPort) app.get('/metrics', metricsRoute(ops.metricsOnChatPort));
+
   // helmet's default CSP: scripts only from our own origin, no inline script.
   // Without `upgrade-insecure-requests`, which breaks a chat served over plain
   // HTTP on a LAN address (the browser asks for its scripts over HTTPS).
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
-  app.post('/send', ...sendRoute(chat));
-  app.get('/history', historyRoute(chat));
+  app.post(
+    '/send',
+    ...sendRoute(chat, { limit: sendLimit, metrics: ops?.metrics, store: ops?.store }),
+  );
+  app.get('/history', historyRoute(chat, ops?.store));
   app.get('/time', timeRoute);
-  app.get('/health', healthRoute(chat));
+  app.get('/health', healthRoute(chat, ops?.store));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
 
   app.use(notFound);
-  app.use(errorHandler(chat.log));
+  app.use(errorHandler({ metrics: ops?.metrics, store: ops?.store }));
   return app;
 }
 

@@ -1,8 +1,10 @@
 /** What the HTTP layer is handed: the seams it calls, already built (`server.ts`). */
+import type { Redis } from 'ioredis';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { MessageLog } from '../messages/message-log.ts';
+import type { OutageState } from '../metrics/outage.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
 import type { Telemetry } from '../telemetry.ts';
@@ -19,4 +21,8 @@ export interface ChatContext {
   presence: Presence;
   log: Log;
   telemetry: Telemetry;
+  /** The store's up/down state: an outage is logged once per change, not once per request. */
+  storeState?: OutageState | undefined;
+  /** The bus's Redis connection (the publisher), when there is Redis: the send limit counts in it. */
+  redis?: Redis | undefined;
 }

@@ -17,13 +17,13 @@
  * concerns `/recv`.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { createApp } from './app.ts';
+import { type AppOps, createApp } from './app.ts';
 import type { ChatContext } from './context.ts';
 import { createRecvHandler } from './recv.ts';
 
-export function createRequestListener(chat: ChatContext): RequestListener {
+export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
   const recv = createRecvHandler(chat);
-  const app = createApp(chat, recv.route);
+  const app = createApp(chat, recv.route, ops);
   return (req: IncomingMessage, res: ServerResponse) => {
     if (!recv.lane(req, res)) app(req, res);
   };

@@ -75,11 +75,14 @@ export function createRecvHandler(chat: ChatContext) {
         'Reading messages',
       );
       if (found.length < PAGE_SIZE) messages.seed(room, found);
+      chat.storeState?.ok();
       return found;
     } catch (error) {
       // The store is down: wait all the same. The client sees no error, and
-      // its next poll catches up once the store is back.
-      chat.log('warn', `recv: catch-up read failed for ${room}`, error);
+      // its next poll catches up once the store is back. Logged once per
+      // outage, not once per poll.
+      if (chat.storeState) chat.storeState.failed(error);
+      else chat.log('warn', `recv: catch-up read failed for ${room}`, error);
       return undefined;
     }
   }

@@ -26,6 +26,21 @@ function length(text: string): number {
   return count;
 }
 
+/**
+ * A lone surrogate (half of a UTF-16 pair, e.g. from JSON `"\ud800"`) is not
+ * a character: every store writes UTF-8, which cannot hold it, and reads back
+ * U+FFFD instead, so the text delivered live would not be the text stored.
+ * With the `u` flag this class matches only unpaired halves.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Direction overrides (U+202A-U+202E) and isolates (U+2066-U+2069) make the
+ * text after them display in another order: in a nickname, "Ann" + U+202E +
+ * "nimda" shows as "Annadmin", and it runs on into the message beside it.
+ */
+const DIRECTION_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+
 /** Control characters other than tab and newline have no place in a chat line. */
 function clean(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
@@ -68,13 +83,18 @@ export function parseNewMessage(body: unknown): NewMessage {
 
   if (fields.text === undefined || fields.text === null) throw httpError('text_required');
   if (typeof fields.text !== 'string') throw httpError('invalid_text');
+  if (LONE_SURROGATE.test(fields.text)) throw httpError('invalid_unicode');
   const text = clean(fields.text);
   if (text === '') throw httpError('text_required');
   if (length(text) > MAX_TEXT) throw httpError('text_too_long');
 
   let nickname = DEFAULT_NICKNAME;
   if (fields.nickname !== undefined && fields.nickname !== null) {
-    if (typeof fields.nickname !== 'string') throw httpError('invalid_nickname');
+    if (typeof fields.nickname !== 'string') {
+      throw httpError('invalid_nickname', 'Field "nickname" must be a string.');
+    }
+    if (LONE_SURROGATE.test(fields.nickname)) throw httpError('invalid_unicode');
+    if (DIRECTION_CONTROL.test(fields.nickname)) throw httpError('invalid_nickname');
     const cleaned = clean(fields.nickname).replace(/\s+/g, ' ');
     if (length(cleaned) > MAX_NICKNAME) throw httpError('nickname_too_long');
     if (cleaned !== '') nickname = cleaned;

@@ -125,7 +125,9 @@ export class Waiters {
   refusal(address: string): Refusal | undefined {
     if (this.#closed) return 'closed';
     if (this.#queue.size >= this.#options.maxWaiters) return 'overloaded';
-    if ((this.#perAddress.get(address) ?? 0) >= this.#options.maxPerAddress) return 'address_limit';
+    const perAddress = this.#options.maxPerAddress;
+    if (perAddress > 0 && (this.#perAddress.get(address) ?? 0) >= perAddress)
+      return 'address_limit';
     return undefined;
   }
 

@@ -6,13 +6,17 @@
  * requests reach the same worker: the way to put a waiting poll on one
  * worker and the send on another.
  */
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { vi } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
+import type { ServerProcess } from '../helpers/processes.ts';
 
 export interface HttpAnswer {
   status: number;
+  /** The parsed JSON; undefined for another type (`text` has it). */
   body: unknown;
+  text: string;
 }
 
 export interface ChatClient {
@@ -20,17 +24,31 @@ export interface ChatClient {
   post(path: string, body: unknown): Promise<HttpAnswer>;
   recv(query: string, signal?: AbortSignal): Promise<RecvBody>;
   send(fields: Record<string, string>): Promise<SendBody>;
+  /** The text of a 200 answer (`/metrics`). */
+  text(path: string): Promise<string>;
   pid(): Promise<number>;
   close(): void;
 }
 
-/** `base` is `http://host:port`, or the path of a Unix socket the server listens on. */
-export function chatClient(base: string, options: { pinned?: boolean } = {}): ChatClient {
+/**
+ * `base` is `http://host:port`, or the path of a Unix socket the server listens on.
+ * `pid()` needs the server process (`log`), whose request log names the pid.
+ */
+export function chatClient(
+  base: string,
+  options: { pinned?: boolean; log?: Pick<ServerProcess, 'nextLine'> } = {},
+): ChatClient {
   const socketPath = base.startsWith('http') ? undefined : base;
   const origin = socketPath ? 'http://localhost' : base;
   const agent = new Agent({ keepAlive: true, maxSockets: options.pinned ? 1 : 64 });
 
-  function call(method: string, path: string, payload?: unknown, signal?: AbortSignal) {
+  function call(
+    method: string,
+    path: string,
+    payload?: unknown,
+    signal?: AbortSignal,
+    headers: Record<string, string> = {},
+  ) {
     return new Promise<HttpAnswer>((resolve, reject) => {
       const body = payload === undefined ? undefined : JSON.stringify(payload);
       const req = request(
@@ -40,7 +58,7 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
           agent,
           socketPath,
           signal,
-          headers: body ? { 'content-type': 'application/json' } : {},
+          headers: body ? { 'content-type': 'application/json', ...headers } : headers,
         },
         (res) => {
           let text = '';
@@ -50,7 +68,12 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
           });
           res.on('end', () => {
             try {
-              resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+              const json = /json/.test(res.headers['content-type'] ?? '');
+              resolve({
+                status: res.statusCode ?? 0,
+                body: json && text ? JSON.parse(text) : undefined,
+                text,
+              });
             } catch (error) {
               reject(error);
             }
@@ -75,14 +98,27 @@ export function chatClient(base: string, options: { pinned?: boolean } = {}): Ch
     recv: (query, signal) =>
       ok(call('GET', `/recv?${query}`, undefined, signal), `GET /recv?${query}`),
     send: (fields) => ok(call('POST', '/send', fields), 'POST /send'),
-    pid: async () => (await ok<{ pid: number }>(call('GET', '/health'), 'GET /health')).pid,
+    async text(path) {
+      const answer = await call('GET', path);
+      if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status}`);
+      return answer.text;
+    },
+    // The worker that answers logs the request with its pid; /health does not say it.
+    async pid() {
+      if (!options.log) throw new Error('pid() needs the server: chatClient(url, { log: server })');
+      const id = `pid-probe-${randomUUID()}`;
+      const logged = options.log.nextLine(new RegExp(`^.*"reqId":"${id}".*$`));
+      await ok(call('GET', '/time', undefined, undefined, { 'x-request-id': id }), 'GET /time');
+      return (JSON.parse((await logged)[0]) as { pid: number }).pid;
+    },
     close: () => agent.destroy(),
   };
 }
 
 /**
- * Resolves once `waiting` reaches `count` in `/health`: the polls are
- * registered, not just sent. Asked every 10 ms by `vi.waitFor`, not in a tight loop.
+ * Polls `/metrics` until `chat_polls_waiting` reaches `count`: the polls are
+ * registered, not just sent. In a cluster it is the sum over the workers.
+ * Asked every 10 ms by `vi.waitFor`, not in a tight loop.
  */
 export async function untilWaiting(
   client: ChatClient,
@@ -91,8 +127,8 @@ export async function untilWaiting(
 ): Promise<void> {
   await vi.waitFor(
     async () => {
-      const { body } = await client.get('/health');
-      const waiting = (body as { waiting: number }).waiting;
+      const metrics = await client.text('/metrics');
+      const waiting = Number(/^chat_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0);
       if (waiting < count) throw new Error(`${waiting} of ${count} polls waiting`);
     },
     { timeout: timeoutMs, interval: 10 },

@@ -18,7 +18,6 @@ const MAIN = new URL('../../server/main.ts', import.meta.url).pathname;
 
 interface Health {
   status: string;
-  waiting: number;
 }
 
 describe('PORT given as a socket path', () => {
@@ -119,8 +118,8 @@ describe('PORT given as a socket path', () => {
     it('answers a waiting poll with the empty list on SIGTERM, then exits cleanly', async () => {
       const chat = await startMain();
       const poll = get('/recv?since=0');
-      // The waiting count in /health is the chat's own view of the held poll.
-      while ((await get('/health')).json<Health>().waiting !== 1);
+      // The waiting count in /metrics is the chat's own view of the held poll.
+      while (!/^chat_polls_waiting 1$/m.test((await get('/metrics')).text));
 
       const exited = once(chat, 'exit');
       chat.kill('SIGTERM');

@@ -2,11 +2,15 @@
  * Every code of the error table (`server/errors.ts`), caused by the input
  * that should cause it. Tests assert the code and the status, not the wording.
  */
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorCodes } from '../../server/errors.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { captureLog } from '../ops/log-capture.ts';
 
 let chat: TestChat;
 afterEach(async () => {
@@ -153,6 +157,71 @@ describe('errors', () => {
       415,
       'unsupported_media_type',
     );
+  });
+
+  describe('a send with a Content-Encoding', () => {
+    const json = Buffer.from(JSON.stringify({ text: 'compressed' }));
+    const send = (chat: TestChat, encoding: string, body: Buffer) =>
+      chat.get('/send', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: new Uint8Array(body),
+      });
+
+    it('is decoded when the body is what it says', async () => {
+      chat = await startTestChat();
+      for (const [encoding, body] of [
+        ['gzip', gzipSync(json)],
+        ['deflate', deflateSync(json)],
+        ['br', brotliCompressSync(json)],
+      ] as const) {
+        expect((await send(chat, encoding, body)).status, encoding).toBe(200);
+      }
+    });
+
+    const corrupt: [string, Buffer][] = [
+      ['gzip that is not gzip', Buffer.from('plain text, not gzip')],
+      ['gzip cut short', gzipSync(json).subarray(0, 12)],
+      ['deflate that is not deflate', Buffer.from('garbage!!')],
+      ['br that is not brotli', Buffer.from('garbage!!!!')],
+    ];
+    for (const [what, body] of corrupt) {
+      it(`answers invalid_encoding (400) for ${what}, and logs no error`, async () => {
+        const captured = captureLog();
+        chat = await startTestChat({}, { log: captured.log });
+        const encoding = what.split(' ')[0]!;
+        await expectError(await send(chat, encoding, body), 400, 'invalid_encoding');
+        await captured.next((line) => line.path === '/send', 'the request line');
+        expect(captured.lines.filter((line) => line.level === 'error')).toEqual([]);
+      });
+    }
+
+    it('answers unsupported_encoding (415) for an encoding it does not know', async () => {
+      chat = await startTestChat();
+      await expectError(await send(chat, 'x-lzma', json), 415, 'unsupported_encoding');
+      await expectError(await send(chat, 'gzip, br', json), 415, 'unsupported_encoding');
+    });
+  });
+
+  describe('a client that hangs up mid-upload', () => {
+    it('is logged as an aborted request, not as an error', async () => {
+      const captured = captureLog();
+      chat = await startTestChat({}, { log: captured.log });
+      const { port } = new URL(chat.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      const arrived = once(chat.server, 'request');
+      socket.write(
+        'POST /send HTTP/1.1\r\nHost: chat\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text": "half',
+      );
+      // The server is reading the body: hang up.
+      await arrived;
+      socket.destroy();
+      const line = await captured.next((l) => l.path === '/send', 'the request line');
+      expect(line).toMatchObject({ level: 'info', status: 0, msg: 'POST /send aborted' });
+      expect(captured.lines.filter((l) => l.level === 'error' || l.status === 500)).toEqual([]);
+      expect(await chat.store.after('main', 0, 10)).toEqual([]);
+    });
   });
 
   it('answers rate_limited (429) with Retry-After past the burst, per address', async () => {

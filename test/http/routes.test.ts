@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import { StoreUnavailableError } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 
 let chat: TestChat;
@@ -50,21 +52,30 @@ describe('GET /time', () => {
 });
 
 describe('GET /health', () => {
-  it('answers ok with the store, the bus and the waiting polls', async () => {
+  it('answers only {"status":"ok"}: no pid, backends or counts for the public', async () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     const abort = new AbortController();
     const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
     await until(() => chat.waiters.size === 1, 'the poll to wait');
     const res = await chat.get('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({
-      status: 'ok',
-      store: 'memory',
-      bus: 'local',
-      waiting: 1,
-    });
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ status: 'ok' });
     abort.abort();
     await poll;
+  });
+
+  it('answers only {"status":"unavailable"} with 503 and Retry-After when the store is down', async () => {
+    class DownStore extends MemoryStore {
+      override async ping(): Promise<never> {
+        throw new StoreUnavailableError('MySQL cannot be used now: ECONNREFUSED');
+      }
+    }
+    chat = await startTestChat({}, { store: new DownStore() });
+    const res = await chat.get('/health');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await res.json()).toEqual({ status: 'unavailable' });
   });
 });
 

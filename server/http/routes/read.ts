@@ -1,11 +1,12 @@
 /** The short read routes: `GET /history`, `GET /time`, `GET /health`. */
 import type { Request, Response } from 'express';
+import type { OutageState } from '../../metrics/outage.ts';
 import type { ChatContext } from '../context.ts';
 import { parseId, parseLimit, parseRoom } from '../validate.ts';
 import { withTimeout } from '../with-timeout.ts';
 
 /** The latest page before `before`, oldest first: what a page shows when it opens, and on scroll. */
-export function historyRoute(chat: ChatContext) {
+export function historyRoute(chat: ChatContext, store?: OutageState) {
   return async function history(req: Request, res: Response): Promise<void> {
     const room = parseRoom(req.query.room);
     const before = parseId(req.query.before);
@@ -15,6 +16,7 @@ export function historyRoute(chat: ChatContext) {
       chat.config.storeTimeoutMs,
       'Reading history',
     );
+    store?.ok();
     res.set('Cache-Control', 'no-store').json({ messages });
   };
 }
@@ -24,28 +26,24 @@ export function timeRoute(_req: Request, res: Response): void {
   res.set('Cache-Control', 'no-store').json({ time: new Date().toISOString() });
 }
 
-export function healthRoute(chat: ChatContext) {
+/**
+ * Whether this process can serve, for load balancers and health checks:
+ * `200 {"status":"ok"}`, or `503 {"status":"unavailable"}` with `Retry-After`
+ * when the store does not answer. Nothing more: the public does not need the
+ * pid, the backends or the driver's error text. Those go to the log (the
+ * store's outage, once per change) and to the metrics (`chat_store_up`,
+ * `chat_info`, `chat_polls_waiting`).
+ */
+export function healthRoute(chat: ChatContext, store?: OutageState) {
   return async function health(_req: Request, res: Response): Promise<void> {
-    const about = {
-      store: chat.store.kind,
-      bus: chat.bus.kind,
-      waiting: chat.waiters.size,
-      pid: process.pid,
-      uptime: Math.round(process.uptime()),
-    };
     res.set('Cache-Control', 'no-store');
     try {
       await withTimeout(chat.store.ping(), chat.config.storeTimeoutMs, 'Pinging the store');
-      res.json({ status: 'ok', ...about });
+      store?.ok();
+      res.json({ status: 'ok' });
     } catch (error) {
-      res
-        .status(503)
-        .set('Retry-After', '5')
-        .json({
-          status: 'unavailable',
-          ...about,
-          error: { code: 'store_unavailable', message: (error as Error).message },
-        });
+      store?.failed(error);
+      res.status(503).set('Retry-After', '5').json({ status: 'unavailable' });
     }
   };
 }

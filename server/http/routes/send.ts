@@ -1,30 +1,43 @@
 /**
- * `POST /send`: validate, store, then tell every process.
+ * `POST /send`: check where it comes from, limit, parse, validate, store,
+ * then tell every process.
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
  * `STORE_TIMEOUT_MS` gives 503 with `Retry-After`, and the client retries
  * with the same `key`. If that slow write does land after all, it is still
  * published, so the message shows, and the retry finds it by its key.
+ *
+ * The send limit runs before the body is read: a client past its limit
+ * costs no parsing. Every send it lets through counts, valid or not.
  */
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { limits } from '../../../protocol/protocol.ts';
 import { httpError } from '../../errors.ts';
+import type { ChatMetrics } from '../../metrics/metrics.ts';
+import type { OutageState } from '../../metrics/outage.ts';
 import type { AppendResult } from '../../store/store.ts';
 import type { ChatContext } from '../context.ts';
 import { createCrossSiteCheck } from '../cross-site.ts';
-import { createRateLimit } from '../rate-limit.ts';
+import type { SendLimit } from '../rate-limit.ts';
 import { parseNewMessage } from '../validate.ts';
 import { withTimeout } from '../with-timeout.ts';
 
 export const BODY_LIMIT = limits.maxBodyBytes;
 
-export function sendRoute(chat: ChatContext): RequestHandler[] {
-  const checkSameSite = createCrossSiteCheck(chat.config.allowedOrigins);
-  const rateLimit = createRateLimit(chat.config.sendRatePerSec, chat.config.sendBurst);
-  const acceptedTypes = ['application/json', 'application/x-www-form-urlencoded'];
+export interface SendOptions {
+  limit?: SendLimit | undefined;
+  metrics?: ChatMetrics | undefined;
+  store?: OutageState | undefined;
+}
 
-  const guard: RequestHandler = (req, _res, next) => {
+export function sendRoute(chat: ChatContext, options: SendOptions = {}): RequestHandler[] {
+  const checkSameSite = createCrossSiteCheck(chat.config.allowedOrigins);
+  const acceptedTypes = ['application/json', 'application/x-www-form-urlencoded'];
+  const { metrics, store } = options;
+
+  const guard: RequestHandler = (req, res, next) => {
+    res.locals.sendStarted = performance.now();
     checkSameSite(req);
     if (!req.is(acceptedTypes)) throw httpError('unsupported_media_type');
     next();
@@ -33,14 +46,16 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
   const send = async (req: Request, res: Response): Promise<void> => {
     if (chat.waiters.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(req.body);
-    rateLimit.take(req.ip ?? 'unknown');
     const appended = chat.store.append(input);
     appended.then(publish, () => {});
-    const { message } = await withTimeout(
+    const { message, created } = await withTimeout(
       appended,
       chat.config.storeTimeoutMs,
       'Storing the message',
     );
+    store?.ok();
+    if (created) metrics?.sent.inc();
+    metrics?.sendSeconds.observe((performance.now() - res.locals.sendStarted) / 1000);
     res.json({ status: 'ok', id: message.id, message });
   };
 
@@ -58,6 +73,7 @@ export function sendRoute(chat: ChatContext): RequestHandler[] {
 
   return [
     guard,
+    ...(options.limit ? [options.limit.middleware] : []),
     express.json({ limit: BODY_LIMIT }),
     express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 20 }),
     send,

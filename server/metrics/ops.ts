@@ -1,0 +1,105 @@
+/**
+ * What a running chat gives its operators, built once by `startChat`: the
+ * metrics, the telemetry of the long-poll path, the up/down state of the
+ * store and the bus, and where `/metrics` is served.
+ *
+ * | set-up                         | `/metrics` on the chat's port | on `METRICS_PORT`           |
+ * |--------------------------------|-------------------------------|-----------------------------|
+ * | one process                    | this process                  | this process, its own port  |
+ * | a cluster worker               | every worker, via the primary | (the primary serves it)     |
+ * | `METRICS=off`                  | 404                           | nothing listens             |
+ */
+import cluster from 'node:cluster';
+import type { Server } from 'node:http';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+import { type Log, loggerOf } from '../log.ts';
+import type { Telemetry } from '../telemetry.ts';
+import { clusterMetricsFromPrimary } from './cluster-metrics.ts';
+import {
+  answerThePrimary,
+  type ChatMetrics,
+  createMetrics,
+  type MetricsSources,
+} from './metrics.ts';
+import { createOutageState, type OutageState } from './outage.ts';
+import { listenMetrics, type MetricsSource } from './serve.ts';
+import { createTelemetry } from './telemetry.ts';
+
+export interface ChatOps {
+  readonly metrics: ChatMetrics;
+  /** For the long-poll path: each poll's end and each delivery. */
+  readonly telemetry: Telemetry;
+  /** The store's state; callers report each store call's outcome to it. */
+  readonly store: OutageState;
+  /** The bus's state, from its Redis connection (always up without Redis). */
+  readonly bus: OutageState;
+  /** What `GET /metrics` on the chat's port answers; undefined when it is served elsewhere or off. */
+  readonly metricsOnChatPort: MetricsSource | undefined;
+  /** The port of the metrics' own server, when this process runs one. */
+  readonly metricsServer: Server | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpsInput extends MetricsSources {
+  log: Log;
+  /** The bus's Redis connection, watched for the bus's state. */
+  redis?: Redis | undefined;
+}
+
+export async function startOps(
+  config: Pick<Config, 'metrics' | 'metricsPort' | 'host'>,
+  input: OpsInput,
+): Promise<ChatOps> {
+  const { log, redis } = input;
+  const metrics = createMetrics(input);
+  const store = createOutageState({
+    name: 'store',
+    log,
+    errors: metrics.storeErrors,
+    upGauge: metrics.storeUp,
+  });
+  // The Redis connections log their own outages (server/bus/open-bus.ts):
+  // here they only count.
+  const bus = createOutageState({
+    name: 'bus',
+    errors: metrics.busErrors,
+    upGauge: metrics.busUp,
+    initiallyUp: redis === undefined || redis.status === 'ready',
+  });
+  const onRedisError = (error: Error) => bus.failed(error);
+  const onRedisReady = () => bus.ok();
+  redis?.on('error', onRedisError).on('ready', onRedisReady);
+
+  let metricsOnChatPort: MetricsSource | undefined;
+  let metricsServer: Server | undefined;
+  if (config.metrics) {
+    if (cluster.isWorker) {
+      answerThePrimary(metrics);
+      if (config.metricsPort === undefined) metricsOnChatPort = clusterMetricsFromPrimary;
+    } else if (config.metricsPort === undefined) {
+      metricsOnChatPort = metrics;
+    } else {
+      metricsServer = await listenMetrics(metrics, config.metricsPort, config.host, log);
+      log('info', `metrics on port ${config.metricsPort}`);
+    }
+  }
+
+  return {
+    metrics,
+    telemetry: createTelemetry(metrics, loggerOf(log)),
+    store,
+    bus,
+    metricsOnChatPort,
+    metricsServer,
+    async close() {
+      redis?.off('error', onRedisError).off('ready', onRedisReady);
+      if (metricsServer) {
+        const closed = new Promise((resolve) => metricsServer!.close(resolve));
+        metricsServer.closeAllConnections();
+        await closed;
+      }
+      metrics.close();
+    },
+  };
+}

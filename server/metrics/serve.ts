@@ -1,0 +1,62 @@
+/**
+ * Where `GET /metrics` is answered: on the chat's own port (a route of the
+ * app), or, with `METRICS_PORT`, on a port of its own that the proxies never
+ * reach (in a cluster, the primary's: server/metrics/cluster-metrics.ts).
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Log } from '../log.ts';
+
+/** The Prometheus text of whatever is measured: this process, or the whole cluster. */
+export interface MetricsSource {
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+/** `GET /metrics` as a route of the chat's app. */
+export function metricsRoute(source: MetricsSource): RequestHandler {
+  return async (_req, res) => {
+    const text = await source.render();
+    res.set('Content-Type', source.contentType).set('Cache-Control', 'no-store').send(text);
+  };
+}
+
+/** A small server answering `GET /metrics` only, on `port` (0 for any). */
+export async function listenMetrics(
+  source: MetricsSource,
+  port: number,
+  host: string | undefined,
+  log: Log,
+): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end('{"error":{"code":"not_found","message":"Only GET /metrics is served here."}}');
+      return;
+    }
+    source.render().then(
+      (text) => {
+        res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' });
+        res.end(text);
+      },
+      (error: unknown) => {
+        log('warn', 'metrics: cannot collect them', error);
+        res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
+        res.end(
+          '{"error":{"code":"metrics_unavailable","message":"Metrics cannot be collected now."}}',
+        );
+      },
+    );
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server;
+}
+
+/** The port a server listens on (for logs and tests). */
+export function portOf(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}

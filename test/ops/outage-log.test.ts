@@ -1,0 +1,91 @@
+/**
+ * A store outage is logged once when it starts and once when it ends, at
+ * WARN, not once per failed request with a stack (server/metrics/outage.ts).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import { StoreUnavailableError } from '../../server/store/store.ts';
+import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { captureLog } from './log-capture.ts';
+
+let chat: TestChat | undefined;
+afterEach(async () => {
+  await chat?.close();
+  chat = undefined;
+});
+
+/** A real MemoryStore that a test can take down and bring back. */
+class SwitchableStore extends MemoryStore {
+  down = false;
+  #check(): void {
+    if (this.down) throw new StoreUnavailableError('MySQL cannot be used now: ECONNREFUSED');
+  }
+  override async before(room: string, before: number | undefined, limit: number) {
+    this.#check();
+    return super.before(room, before, limit);
+  }
+  override async append(...args: Parameters<MemoryStore['append']>) {
+    this.#check();
+    return super.append(...args);
+  }
+  override async ping() {
+    this.#check();
+  }
+}
+
+describe('when the store goes down and comes back', () => {
+  it('logs the outage once at WARN when it starts and once when it ends, without a stack', async () => {
+    const store = new SwitchableStore();
+    const captured = captureLog();
+    chat = await startTestChat({}, { store, log: captured.log });
+    await chat.send({ text: 'before' });
+
+    store.down = true;
+    const failed = await Promise.all([
+      ...Array.from({ length: 5 }, () => chat!.get('/history')),
+      chat.post('/send', { text: 'during' }),
+      chat.get('/health'),
+    ]);
+    expect(failed.map((res) => res.status)).toEqual([503, 503, 503, 503, 503, 503, 503]);
+    store.down = false;
+    expect((await chat.get('/history')).status).toBe(200);
+    await captured.next((line) => line.state === 'up', 'the end of the outage');
+
+    const outage = captured.lines.filter((line) => line.backend === 'store');
+    expect(outage).toMatchObject([
+      {
+        level: 'warn',
+        msg: 'store unavailable',
+        state: 'down',
+        error: expect.stringContaining('ECONNREFUSED'),
+      },
+      {
+        level: 'warn',
+        state: 'up',
+        msg: expect.stringMatching(/^store available again after \d+ s$/),
+      },
+    ]);
+    expect(captured.lines.filter((line) => line.level === 'error')).toEqual([]);
+    expect(captured.text).not.toContain('    at ');
+    // Each failed request is still a line of the request log, at info.
+    expect(captured.lines.filter((line) => line.status === 503)).toHaveLength(7);
+  });
+
+  it('says so in the metrics: store errors and the store state', async () => {
+    const store = new SwitchableStore();
+    chat = await startTestChat({}, { store });
+    const metric = async (name: string) => {
+      const text = await (await chat!.get('/metrics')).text();
+      return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
+    expect(await metric('chat_store_up')).toBe(1);
+    store.down = true;
+    await chat.get('/history');
+    await chat.get('/history');
+    expect(await metric('chat_store_up')).toBe(0);
+    expect(await metric('chat_store_errors_total')).toBe(2);
+    store.down = false;
+    await chat.get('/health');
+    expect(await metric('chat_store_up')).toBe(1);
+  });
+});
