@@ -18,6 +18,7 @@
 import type { Request, RequestHandler } from 'express';
 import {
   type IncrementResponse,
+  ipKeyGenerator,
   MemoryStore,
   type Options,
   rateLimit,
@@ -67,8 +68,13 @@ export function createSendLimit(
       warn: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
       error: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
     },
+    // A request on a pipe or Unix socket (IIS, a socket behind nginx) with no
+    // X-Forwarded-For has no address: those share one bucket rather than
+    // failing (express-rate-limit would hash `undefined`). An IPv6 address
+    // counts by its /56, as the library advises (one host has many).
+    keyGenerator: (req) => (req.ip === undefined ? 'no-address' : ipKeyGenerator(req.ip)),
     // The start-up warning covers TRUST_PROXY (config.ts, trustProxyWarning).
-    validate: { trustProxy: false },
+    validate: { trustProxy: false, ip: false },
     handler(req, _res, next) {
       next(httpError('rate_limited', undefined, { retryAfter: retryAfter(req, window.windowMs) }));
     },
