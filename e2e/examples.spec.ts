@@ -5,9 +5,6 @@
  */
 import { type Browser, expect, type Page, test } from '@playwright/test';
 import { type ExampleProcess, startExample } from '../test/examples/example-process.ts';
-import { chromiumLaunchOptions } from './browser.ts';
-
-test.use({ launchOptions: chromiumLaunchOptions() });
 
 async function open(browser: Browser, url: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();

@@ -9,9 +9,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { chromiumLaunchOptions } from './browser.ts';
-
-test.use({ launchOptions: chromiumLaunchOptions() });
 
 const root = resolve(import.meta.dirname, '..');
 const MERMAID = resolve(root, 'node_modules/mermaid/dist/mermaid.min.js');
