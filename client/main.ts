@@ -3,12 +3,15 @@
  * start the long-poll loop (`poll.ts`) and the sender (`sender.ts`), and
  * connect them to the DOM (`view.ts`).
  */
-import $ from 'jquery';
+import $ from 'jquery/slim';
 import { ApiError, history, type Message } from './api.ts';
 import { backoffDelay, sleep } from './backoff.ts';
+import { draftState, refusal } from './draft.ts';
 import { randomId } from './ids.ts';
+import { OwnMessages } from './own-messages.ts';
 import { Poller } from './poll.ts';
 import { Sender } from './sender.ts';
+import { loadItem, saveItem } from './storage.ts';
 import { ChatView } from './view.ts';
 
 /** Messages per `/history` page: the latest page on open, then older ones on scroll. */
@@ -21,17 +24,20 @@ const room = new URLSearchParams(location.search).get('room') || 'main';
 // One id per page load: a reload or a duplicated tab is a new client, and the
 // server forgets the old one as soon as its waiting poll closes.
 const client = randomId();
-const view = new ChatView();
+// Which messages are ours is kept per browser, across reloads (own-messages.ts).
+const own = new OwnMessages(room);
+const view = new ChatView({ isMine: (message) => own.has(message) });
 view.showRoom(room);
 
 const $nickname = $('#nickname');
 const $message = $('#message');
-$nickname.val(localStorage.getItem(NICKNAME_KEY) ?? '');
-$nickname.on('change', () => localStorage.setItem(NICKNAME_KEY, String($nickname.val()).trim()));
+$nickname.val(loadItem(NICKNAME_KEY) ?? '');
+$nickname.on('change', () => saveItem(NICKNAME_KEY, String($nickname.val()).trim()));
 
 const sender = new Sender({
   room,
   onSent(pending, message) {
+    own.add(message);
     view.removePending(pending.key);
     view.markMine(message.id);
     view.addMessages([message]);
@@ -45,18 +51,39 @@ const sender = new Sender({
     // Hand the text back, so nothing typed is lost.
     const current = String($message.val());
     $message.val(current.trim() === '' ? pending.text : `${pending.text}\n${current}`);
+    showDraft();
   },
 });
+
+function showDraft(): void {
+  view.showDraft(draftState(String($message.val())));
+}
+
+/** The reason shown for a refused send goes once the draft could be sent. */
+function clearSolvedRefusal(): void {
+  if (refusal(String($message.val()), String($nickname.val())) === undefined) {
+    view.showSendError(undefined);
+  }
+}
+
+$message.on('input', () => {
+  showDraft();
+  clearSolvedRefusal();
+});
+$nickname.on('input', clearSolvedRefusal);
 
 $('#composer').on('submit', (event) => {
   event.preventDefault();
   const text = String($message.val());
-  if (text.trim() === '') return;
   const nickname = String($nickname.val()).trim();
-  localStorage.setItem(NICKNAME_KEY, nickname);
-  view.showSendError(undefined);
+  // Refused here, with the reason, rather than cut or dropped without a word.
+  const problem = refusal(text, nickname);
+  view.showSendError(problem);
+  if (problem !== undefined) return;
+  saveItem(NICKNAME_KEY, nickname);
   view.addPending(sender.enqueue(text, nickname));
   $message.val('').trigger('focus');
+  showDraft();
 });
 
 $message.on('keydown', (event) => {
@@ -68,14 +95,18 @@ $message.on('keydown', (event) => {
 
 let loadingOlder = false;
 let hasOlder = true;
+/** Counts room resets: an older page asked for before a reset belongs to the void room. */
+let generation = 0;
 
 async function loadOlder(): Promise<void> {
   const before = view.oldestId();
   if (loadingOlder || !hasOlder || before === undefined) return;
   loadingOlder = true;
   view.showOlder('loading');
+  const asked = generation;
   try {
     const older = await history(room, before, PAGE);
+    if (asked !== generation) return;
     hasOlder = older.length === PAGE;
     view.addOlder(older);
     view.showOlder(hasOlder ? 'idle' : 'start');
@@ -88,8 +119,8 @@ async function loadOlder(): Promise<void> {
   if (hasOlder && view.fitsWithoutScrolling()) void loadOlder();
 }
 
-view.log.on('scroll', () => {
-  if (view.log[0]!.scrollTop < NEAR_TOP_PX) void loadOlder();
+view.scrollArea.on('scroll', () => {
+  if (view.scrollArea[0]!.scrollTop < NEAR_TOP_PX) void loadOlder();
 });
 
 /** The latest page, retried with backoff until the server answers (it may be restarting). */
@@ -109,22 +140,40 @@ async function loadLatest(): Promise<Message[] | undefined> {
   }
 }
 
-async function start(): Promise<void> {
-  const latest = await loadLatest();
-  if (latest === undefined) return;
+/** Shows the latest page; returns the id of its newest message (0 for an empty room). */
+function showLatest(latest: Message[]): number {
   view.addMessages(latest);
   view.scrollToBottom();
   hasOlder = latest.length === PAGE;
   if (!hasOlder && latest.length > 0) view.showOlder('start');
   if (hasOlder && view.fitsWithoutScrolling()) void loadOlder();
+  return latest.at(-1)?.id ?? 0;
+}
 
+/**
+ * The room was reset on the server (a new database, or messages deleted):
+ * the ids shown are void. Show the room as it is now and poll on from there.
+ */
+async function reloadRoom(head: number): Promise<number | undefined> {
+  generation += 1;
+  view.clearMessages();
+  const latest = await loadLatest();
+  if (latest === undefined) return head;
+  view.showStatus('connected');
+  return Math.max(head, showLatest(latest));
+}
+
+async function start(): Promise<void> {
+  const latest = await loadLatest();
+  if (latest === undefined) return;
   const poller = new Poller({
     room,
     client,
-    cursor: latest.at(-1)?.id ?? 0,
+    cursor: showLatest(latest),
     onMessages: (messages) => view.addMessages(messages),
     onOnline: (count) => view.showOnline(count),
     onStatus: (status, error) => view.showStatus(status, error),
+    onReset: reloadRoom,
   });
   view.showStatus('connected');
   poller.start();

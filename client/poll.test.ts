@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, type Message, type RecvAnswer } from './api.ts';
-import { type ConnectionStatus, Poller } from './poll.ts';
+import { type ConnectionStatus, Poller, type PollerOptions } from './poll.ts';
 
 const message = (id: number): Message => ({
   id,
@@ -20,8 +20,19 @@ const answer = (ids: number[], online = 1): RecvAnswer => ({
   online,
 });
 
+/** The answer to a cursor ahead of every message of the room: the room was reset. */
+const resetAnswer = (head: number, online = 1): RecvAnswer => ({
+  messages: [],
+  cursor: head,
+  online,
+  reset: true,
+});
+
 /** A poller whose transport plays `script` in order, then waits until stopped. */
-function scripted(script: (RecvAnswer | ApiError)[]) {
+function scripted(
+  script: (RecvAnswer | ApiError)[],
+  options: Partial<Pick<PollerOptions, 'cursor' | 'onReset'>> = {},
+) {
   const sinces: number[] = [];
   const delivered: number[][] = [];
   const statuses: ConnectionStatus[] = [];
@@ -42,6 +53,7 @@ function scripted(script: (RecvAnswer | ApiError)[]) {
     ping: async () => {
       pings += 1;
     },
+    ...options,
     recv: (_room, since, _client, signal) => {
       sinces.push(since);
       const next = script.shift();
@@ -91,6 +103,45 @@ describe('Poller', () => {
       await run.settled;
       run.poller.stop();
       expect(run.online).toEqual([1, 2, 3]);
+    });
+  });
+
+  describe('when the room was reset (its cursor is ahead of every message)', () => {
+    it('should have the page reload the room, then poll on from what the page shows', async () => {
+      const resets: number[] = [];
+      const run = scripted([resetAnswer(2, 3), answer([5])], {
+        cursor: 9,
+        onReset: async (head) => {
+          resets.push(head);
+          return 4; // The reloaded history ends at 4: two more came since the answer.
+        },
+      });
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(resets).toEqual([2]);
+      expect(run.sinces).toEqual([9, 4, 5]);
+      expect(run.delivered).toEqual([[5]]);
+      expect(run.online).toEqual([3, 1]);
+    });
+
+    it('should poll on from the room head when the page has nothing to reload', async () => {
+      const run = scripted([resetAnswer(0), answer([1, 2])], { cursor: 5 });
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.sinces).toEqual([5, 0, 2]);
+      // Ids below the old cursor are new messages now, not repeats.
+      expect(run.delivered).toEqual([[1, 2]]);
+    });
+
+    it('should stay connected: a reset is not an error', async () => {
+      const run = scripted([resetAnswer(0)], { cursor: 5, onReset: async () => undefined });
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.statuses).toEqual(['connected']);
+      expect(run.sinces).toEqual([5, 0]);
     });
   });
 

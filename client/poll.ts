@@ -12,6 +12,12 @@
  * - Messages with an id at or below the cursor are dropped: none shows twice.
  * - An error that a retry cannot fix (a 4xx such as an invalid room) stops
  *   the loop and is reported, rather than hammering the server.
+ * - An answer with `reset: true` says the cursor is ahead of every message
+ *   of the room: the room was reset (a new database, messages deleted by an
+ *   operator), and ids start again. What the page shows is void: it reloads
+ *   the room (`onReset`) and the loop polls on from what that shows, or from
+ *   the room's head that the answer carries (docs/design.md, "Cursors and
+ *   dense ids").
  */
 import { ApiError, type Message, ping, type RecvAnswer, recv } from './api.ts';
 import { type BackoffOptions, backoffDelay, sleep } from './backoff.ts';
@@ -27,6 +33,14 @@ export interface PollerOptions {
   onMessages(messages: Message[]): void;
   onOnline(count: number): void;
   onStatus(status: ConnectionStatus, error?: ApiError): void;
+  /**
+   * The room was reset; `head` is the id of its newest message now (0 when
+   * it is empty). The page clears what it shows and reloads the room, then
+   * resolves with the id of the newest message it shows, the loop's new
+   * cursor (undefined: poll on from `head`). Without it the loop just moves
+   * its cursor to `head`.
+   */
+  onReset?(head: number): Promise<number | undefined>;
   /** The transport; tests may pass their own. */
   recv?: typeof recv;
   ping?: typeof ping;
@@ -85,7 +99,8 @@ export class Poller {
         if (this.#stopped) return;
         failures = 0;
         this.#setStatus('connected');
-        this.#take(answer);
+        if (answer.reset) await this.#reset(answer);
+        else this.#take(answer);
       } catch (thrown) {
         if (this.#stopped) return;
         const error = asApiError(thrown);
@@ -108,6 +123,15 @@ export class Poller {
       this.#cursor = Math.max(...fresh.map((message) => message.id));
       this.#options.onMessages(fresh);
     }
+    this.#options.onOnline(answer.online);
+  }
+
+  /** The cursor is void: start again from what the page reloads, or from the room's head. */
+  async #reset(answer: RecvAnswer): Promise<void> {
+    this.#cursor = answer.cursor;
+    const shown = await this.#options.onReset?.(answer.cursor);
+    if (this.#stopped) return;
+    if (shown !== undefined) this.#cursor = shown;
     this.#options.onOnline(answer.online);
   }
 

@@ -4,10 +4,13 @@
  * `<img onerror=…>` shows as those characters and runs nothing.
  *
  * Messages are kept in id order and each id shows once, whichever way it
- * came (the first page, an older page, a poll, or the answer to our own send).
+ * came (the first page, an older page, a poll, or the answer to our own
+ * send). The list is a live region (`role="log"`, polite) in index.html, so
+ * screen readers announce new messages without interrupting.
  */
-import $ from 'jquery';
+import $ from 'jquery/slim';
 import type { ApiError, Message } from './api.ts';
+import type { DraftState } from './draft.ts';
 import type { ConnectionStatus } from './poll.ts';
 import type { PendingSend } from './sender.ts';
 
@@ -27,13 +30,26 @@ const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
   timeStyle: 'medium',
 });
 
+export interface ChatViewOptions {
+  /** Whether a message was sent from this browser (styled as ours). */
+  isMine(message: Message): boolean;
+}
+
 export class ChatView {
-  readonly log = $('#log');
+  /** The scrolling part of the page: messages, the older-page line, pending sends. */
+  readonly scrollArea = $('#scroll-area');
   readonly #messages = $('#messages');
   readonly #pending = $('#pending');
   readonly #older = $('#older');
-  readonly #shown = new Set<number>();
-  readonly #mine = new Set<number>();
+  readonly #notice = $('#notice');
+  /** Each shown message's element, by id: a lookup, not a query over the list. */
+  readonly #items = new Map<number, HTMLElement>();
+  #online: number | undefined;
+  readonly #isMine: (message: Message) => boolean;
+
+  constructor({ isMine }: ChatViewOptions) {
+    this.#isMine = isMine;
+  }
 
   showRoom(room: string): void {
     $('#room').text(`#${room}`);
@@ -48,14 +64,17 @@ export class ChatView {
       .text(label);
   }
 
+  /** Rewritten only when the count changes: every poll answer carries it, and a live region must not repeat itself. */
   showOnline(count: number): void {
+    if (count === this.#online) return;
+    this.#online = count;
     $('#online').text(`${count} online`);
   }
 
   /** Id of the oldest message shown, if any: where the next older page ends. */
   oldestId(): number | undefined {
-    const id = this.#messages.children().first().attr('data-id');
-    return id === undefined ? undefined : Number(id);
+    const first = this.#messages[0]!.firstElementChild as HTMLElement | null;
+    return first ? Number(first.dataset.id) : undefined;
   }
 
   /** Newest messages: appended in id order; the view follows them if the reader was at the bottom. */
@@ -67,17 +86,30 @@ export class ChatView {
 
   /** An older page, put above without moving what the reader is looking at. */
   addOlder(messages: readonly Message[]): void {
-    const el = this.log[0]!;
+    const el = this.scrollArea[0]!;
     const fromBottom = el.scrollHeight - el.scrollTop;
     // Newest first: each goes straight before the current first message.
     for (const message of [...messages].reverse()) this.#insert(message);
     el.scrollTop = el.scrollHeight - fromBottom;
   }
 
-  /** A message this tab sent: styled as ours. */
+  /** A message this page sent, now stored: styled as ours if it already shows. */
   markMine(id: number): void {
-    this.#mine.add(id);
-    this.#item(id).addClass('mine');
+    if (this.#items.has(id)) $(this.#items.get(id)!).addClass('mine');
+  }
+
+  /**
+   * The room was reset on the server: every message shown is void. Empties
+   * the list (pending sends stay: they are still on their way) and says so,
+   * quietly, until the next message arrives.
+   */
+  clearMessages(): void {
+    this.#messages.empty();
+    this.#items.clear();
+    this.showOlder('idle');
+    this.#notice
+      .text('This room was reset on the server; it starts again below.')
+      .prop('hidden', false);
   }
 
   showOlder(state: 'loading' | 'error' | 'start' | 'idle'): void {
@@ -90,14 +122,14 @@ export class ChatView {
     this.#older.text(text).prop('hidden', text === '');
   }
 
-  /** Whether the log cannot scroll yet (too few messages to fill it). */
+  /** Whether the scroll area cannot scroll yet (too few messages to fill it). */
   fitsWithoutScrolling(): boolean {
-    const el = this.log[0]!;
+    const el = this.scrollArea[0]!;
     return el.scrollHeight <= el.clientHeight;
   }
 
   scrollToBottom(): void {
-    const el = this.log[0]!;
+    const el = this.scrollArea[0]!;
     el.scrollTop = el.scrollHeight;
   }
 
@@ -124,32 +156,41 @@ export class ChatView {
       .prop('hidden', message === undefined);
   }
 
+  /** The message field's counter near the limit, and its overflow past it (draft.ts). */
+  showDraft({ counter, over }: DraftState): void {
+    $('#counter')
+      .text(counter ?? '')
+      .prop('hidden', counter === undefined)
+      .toggleClass('over', over);
+    $('#message').attr('aria-invalid', over ? 'true' : 'false');
+    $('#composer .send').attr('aria-disabled', over ? 'true' : 'false');
+  }
+
   #insert(message: Message): void {
-    if (this.#shown.has(message.id)) return;
-    this.#shown.add(message.id);
+    if (this.#items.has(message.id)) return;
+    this.#notice.prop('hidden', true);
     const item = messageItem(message.nickname, message.text, message.time).attr(
       'data-id',
       message.id,
     );
-    if (this.#mine.has(message.id)) item.addClass('mine');
-    const items = this.#messages.children();
-    // An older page: before the first, no walk through a long log.
-    if (items.length > 0 && message.id < Number(items[0]!.dataset.id)) {
-      item.insertBefore(items[0]!);
+    if (this.#isMine(message)) item.addClass('mine');
+    const element = item[0]!;
+    this.#items.set(message.id, element);
+    const list = this.#messages[0]!;
+    // From the newest backwards: a live message lands after the last one at
+    // once, and an older page's messages go before the first one at once.
+    // Only a message that arrives out of order walks further.
+    const first = list.firstElementChild as HTMLElement | null;
+    if (first && message.id < Number(first.dataset.id)) {
+      first.before(element);
       return;
     }
-    // Usually the newest: a walk from the end finds its place in one step.
-    for (let i = items.length - 1; i >= 0; i -= 1) {
-      if (Number(items[i]!.dataset.id) < message.id) {
-        item.insertAfter(items[i]!);
-        return;
-      }
+    let after = list.lastElementChild as HTMLElement | null;
+    while (after && Number(after.dataset.id) > message.id) {
+      after = after.previousElementSibling as HTMLElement | null;
     }
-    this.#messages.prepend(item);
-  }
-
-  #item(id: number): JQuery {
-    return this.#messages.children(`[data-id="${id}"]`);
+    if (after) after.after(element);
+    else list.prepend(element);
   }
 
   #pendingItem(key: string): JQuery {
@@ -158,7 +199,7 @@ export class ChatView {
   }
 
   #atBottom(): boolean {
-    const el = this.log[0]!;
+    const el = this.scrollArea[0]!;
     return el.scrollHeight - el.scrollTop - el.clientHeight < STICKY_BOTTOM_PX;
   }
 }

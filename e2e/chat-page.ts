@@ -14,7 +14,14 @@ export class ChatPage {
   readonly online: Locator;
   readonly room: Locator;
   readonly sendError: Locator;
+  /** The part of the page that scrolls: messages, older-page line, pending sends. */
+  readonly scrollArea: Locator;
+  /** The live region screen readers announce new messages from. */
   readonly log: Locator;
+  /** The message field's counter near the length limit. */
+  readonly counter: Locator;
+  /** A quiet line over the messages, e.g. after the room was reset. */
+  readonly notice: Locator;
 
   constructor(readonly page: Page) {
     this.nickname = page.getByLabel('Nickname', { exact: true });
@@ -27,7 +34,10 @@ export class ChatPage {
     this.online = page.locator('#online');
     this.room = page.locator('#room');
     this.sendError = page.getByRole('alert');
-    this.log = page.getByRole('main', { name: 'Messages' });
+    this.scrollArea = page.getByRole('main', { name: 'Conversation' });
+    this.log = page.getByRole('log', { name: 'Messages' });
+    this.counter = page.locator('#counter');
+    this.notice = page.locator('#notice');
   }
 
   /** Types a message and presses Enter, as a user does. */

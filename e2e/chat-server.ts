@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Message } from '../server/store/store.ts';
+import type { Message } from '../protocol/protocol.ts';
 
 const MAIN = resolve(import.meta.dirname, '../dist/server/main.js');
 const READY_TIMEOUT_MS = 20_000;
@@ -25,13 +25,15 @@ export class ChatServer {
   #log: string[] = [];
   readonly #databaseUrl: string;
   readonly #tempDir: string | undefined;
+  readonly #sqliteFile: string | undefined;
 
   private constructor(databaseUrl: string | undefined) {
     if (databaseUrl) {
       this.#databaseUrl = databaseUrl;
     } else {
       this.#tempDir = mkdtempSync(join(tmpdir(), 'lpchat-e2e-'));
-      this.#databaseUrl = `sqlite:${join(this.#tempDir, 'chat.sqlite')}`;
+      this.#sqliteFile = join(this.#tempDir, 'chat.sqlite');
+      this.#databaseUrl = `sqlite:${this.#sqliteFile}`;
     }
   }
 
@@ -123,6 +125,19 @@ export class ChatServer {
   async restart(): Promise<void> {
     await this.stop();
     await this.start();
+  }
+
+  /**
+   * Deletes the SQLite database, as someone who starts afresh does
+   * (`rm data/chat.sqlite`): the next start creates an empty one and ids
+   * begin again at 1. Only while stopped, and only for the server's own
+   * SQLite file.
+   */
+  deleteDatabase(): void {
+    if (this.#child) throw new Error('Stop the chat server before deleting its database');
+    if (!this.#sqliteFile) throw new Error('Only a fresh SQLite database can be deleted');
+    for (const suffix of ['', '-wal', '-shm'])
+      rmSync(`${this.#sqliteFile}${suffix}`, { force: true });
   }
 
   /** Stops the server and removes its temporary database. */

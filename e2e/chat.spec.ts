@@ -67,22 +67,97 @@ test.describe('chatting', () => {
     expect(overflow).toBe(0);
   });
 
-  test('a refused send shows the server’s reason and keeps the text', async ({
+  test('a send the server refuses shows the server’s reason and keeps the text', async ({
     openChat,
     allowConsoleErrors,
   }) => {
     allowConsoleErrors(/Failed to load resource: the server responded with a status of 400/);
     const ann = await openChat();
     await expect(ann.status).toHaveText('connected');
-    // The field's maxlength stops typing at 2000; a script is not stopped, and the server is the judge.
-    const tooLong = 'a'.repeat(2001);
-    await ann.message.evaluate((field: HTMLTextAreaElement, text) => {
-      field.value = text;
-    }, tooLong);
+    // Control characters only: the page counts two characters, the server strips them to nothing.
+    const text = '\u0001\u0002';
+    await ann.message.fill(text);
     await ann.message.press('Enter');
-    await expect(ann.sendError).toHaveText(/longer than 2000 characters/);
-    await expect(ann.message).toHaveValue(tooLong);
+    await expect(ann.sendError).toHaveText(/Field "text"/);
+    await expect(ann.message).toHaveValue(text);
     await expect(ann.pending).toHaveCount(0);
+    await expect(ann.messages).toHaveCount(0);
+  });
+});
+
+test.describe('the message field', () => {
+  test('keeps a paste over the limit whole, counts it, and refuses to send it until shortened', async ({
+    openChat,
+  }) => {
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    const posts: string[] = [];
+    ann.page.on('request', (request) => {
+      if (request.url().endsWith('/send')) posts.push(request.postData() ?? '');
+    });
+    // Inserted as a paste is: a `maxlength` would cut it to 2,000 here, without a word.
+    const pasted = `${'word '.repeat(617)}last`; // 3,089 characters
+    await ann.message.focus();
+    await ann.page.keyboard.insertText(pasted);
+    await expect(ann.message).toHaveValue(pasted);
+    await expect(ann.counter).toHaveText('3,089 / 2,000: 1,089 too many');
+    await expect(ann.message).toHaveAttribute('aria-invalid', 'true');
+
+    await ann.message.press('Enter');
+    await expect(ann.sendError).toHaveText(
+      'This message is 3,089 characters long; the limit is 2,000. Shorten it by 1,089 to send it.',
+    );
+    // The button says it is disabled (aria-disabled) but still answers a click with the reason.
+    const button = ann.page.getByRole('button', { name: 'Send' });
+    await expect(button).toHaveAttribute('aria-disabled', 'true');
+    await ann.sendError.evaluate((el) => {
+      el.textContent = '';
+    });
+    await button.click({ force: true });
+    await expect(ann.sendError).toHaveText(/limit is 2,000/);
+    await expect(ann.message).toHaveValue(pasted);
+    await expect(ann.pending).toHaveCount(0);
+
+    await ann.message.fill('short now');
+    await expect(ann.sendError).toBeHidden();
+    await expect(ann.counter).toBeHidden();
+    await ann.message.press('Enter');
+    await expect(ann.texts).toHaveText(['short now']);
+    expect(posts).toHaveLength(1);
+  });
+
+  test('shows the counter near the limit and sends exactly the limit', async ({ openChat }) => {
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    await ann.message.fill('a'.repeat(1799));
+    await expect(ann.counter).toBeHidden();
+    await ann.message.fill('a'.repeat(2000));
+    await expect(ann.counter).toHaveText('2,000 / 2,000');
+    await ann.message.press('Enter');
+    await expect(ann.texts).toHaveText(['a'.repeat(2000)]);
+  });
+
+  test('says why a message of spaces is not sent', async ({ openChat }) => {
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    await ann.message.fill('   \n   ');
+    await ann.message.press('Enter');
+    await expect(ann.sendError).toHaveText(/only spaces or blank lines is not sent/);
+    await expect(ann.pending).toHaveCount(0);
+    await ann.message.fill('');
+    await ann.message.press('Enter');
+    await expect(ann.sendError).toHaveText('Type a message first.');
+  });
+
+  test('keeps a nickname over the limit whole and says why it is refused', async ({ openChat }) => {
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    const long = 'N'.repeat(40);
+    await ann.nickname.focus();
+    await ann.page.keyboard.insertText(long);
+    await expect(ann.nickname).toHaveValue(long);
+    await ann.send('hello');
+    await expect(ann.sendError).toHaveText(/nickname is 40 characters long; the limit is 32/);
     await expect(ann.messages).toHaveCount(0);
   });
 });

@@ -26,7 +26,7 @@ test.describe('history', () => {
     // It opens at the newest message.
     await expect(ann.texts.last()).toBeInViewport();
 
-    await ann.log.hover();
+    await ann.scrollArea.hover();
     await ann.page.mouse.wheel(0, -100_000);
     await expect(ann.texts).toHaveText(all);
     await expect(ann.page.getByText('This is the start of the room.')).toBeVisible();

@@ -15,6 +15,16 @@ test.describe('who is online', () => {
     await expect(ann.online).toHaveText('1 online');
   });
 
+  test('shows the count as soon as a page opens, not a poll timeout later', async ({
+    openChat,
+  }) => {
+    // The server answers a page's first poll with the count at once. The poll timeout
+    // here is 4 s: a count within 2 s of connecting did not wait for a timeout.
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    await expect(ann.online).toHaveText('1 online', { timeout: 2_000 });
+  });
+
   test('counts rooms apart', async ({ openChat, room }) => {
     const ann = await openChat();
     const other = await openChat({ room: `${room}-other` });

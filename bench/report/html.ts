@@ -1,33 +1,95 @@
-/** The one-file HTML report: tables of figures and the charts of `svg.ts`. */
+/**
+ * The one-file HTML report: the targets, met or missed; tables of figures;
+ * the charts of `svg.ts`. Every server has one colour in every chart
+ * (`colours.ts`). A quick run says, at the top and under each heading, that
+ * its figures are not comparable.
+ */
 import type { Results } from '../lib/context.ts';
-import { barChart, colour, escapeHtml, histogramChart, lineChart, type Series } from './svg.ts';
+import { serverColour, workersServer } from './colours.ts';
+import { barChart, escapeHtml, histogramChart, lineChart, type Series } from './svg.ts';
 import { renderTable } from './table.ts';
+import { type Judged, judgeTargets, verdictMark } from './targets.ts';
 
-const byServer = <T extends { label: string }>(rows: T[]) => {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) groups.set(row.label, [...(groups.get(row.label) ?? []), row]);
+const byServer = <T extends { server: string; label: string }>(rows: T[]) => {
+  const groups = new Map<string, { label: string; rows: T[] }>();
+  for (const row of rows) {
+    const group = groups.get(row.server) ?? { label: row.label, rows: [] };
+    group.rows.push(row);
+    groups.set(row.server, group);
+  }
   return groups;
 };
 
-function section(title: string, intro: string, body: string): string {
-  return `<section><h2>${escapeHtml(title)}</h2><p>${intro}</p>${body}</section>`;
+/**
+ * A figure over N, one series per server: lines when there are several N,
+ * bars when the run measured one N only (a line through one point is no line).
+ */
+function overN(series: Series[], xLabel: string, yLabel: string, unit: string): string {
+  const xs = new Set(series.flatMap((s) => s.points.map(([x]) => x)));
+  if (xs.size > 1) return lineChart(series, xLabel, yLabel);
+  const [n] = [...xs];
+  return barChart(
+    series.map((s) => ({
+      label: s.name,
+      value: s.points[0]?.[1] ?? 0,
+      colour: s.colour,
+      note: `(N = ${n})`,
+    })),
+    unit,
+    `${yLabel}, ${xLabel} = ${n}`,
+  );
+}
+
+function targetRow(judged: Judged): string {
+  const css = judged.verdict === 'met' ? 'met' : judged.verdict === 'missed' ? 'missed' : 'na';
+  return `<tr><td>${escapeHtml(judged.test)}</td><td>${escapeHtml(judged.target)}</td><td>${escapeHtml(judged.measured || '–')}</td><td class="${css}">${escapeHtml(verdictMark[judged.verdict])}</td></tr>`;
+}
+
+/** The targets of one test, as a line under its heading. */
+function targetsOf(test: string, targets: Judged[]): string {
+  const mine = targets.filter((t) => t.test === test);
+  if (mine.length === 0) return '';
+  return `<ul class="targets">${mine
+    .map((t) => {
+      const css = t.verdict === 'met' ? 'met' : t.verdict === 'missed' ? 'missed' : 'na';
+      return `<li>Target: ${escapeHtml(t.target)}: <span class="${css}">${escapeHtml(verdictMark[t.verdict])}</span>${t.measured ? ` (${escapeHtml(t.measured)})` : ''}</li>`;
+    })
+    .join('')}</ul>`;
 }
 
 export function renderHtml(r: Results): string {
+  const targets = judgeTargets(r);
+  const quickNote = r.quick
+    ? '<p class="quick">Quick run: cut-down sizes, figures not comparable with a full run or with each other.</p>'
+    : '';
+  const section = (title: string, intro: string, body: string, test?: string) =>
+    `<section><h2>${escapeHtml(title)}</h2>${quickNote}<p>${intro}</p>${test ? targetsOf(test, targets) : ''}${body}</section>`;
+
   // ab's percentiles (50, 66, …, 99, 100) evenly spaced: the tail is what differs.
   const percentiles = Object.keys(r.t1[0]?.percentiles ?? {});
   const percentileSeries: Series[] = r.t1.map((row) => ({
     name: row.label,
+    colour: serverColour(row.server),
     points: percentiles.map((q, i) => [i, row.percentiles[q] ?? 0] as [number, number]),
   }));
   const fanoutSeries = (pick: (row: Results['t5'][number]) => number): Series[] =>
-    [...byServer(r.t5)].map(([name, rows]) => ({
-      name,
+    [...byServer(r.t5)].map(([server, { label, rows }]) => ({
+      name: label,
+      colour: serverColour(server),
       points: rows.map((row) => [row.clients, pick(row)] as [number, number]),
     }));
-  const largest = [...byServer(r.t5)].map(([name, rows]) => [name, rows.at(-1)!] as const);
-  const t4 = [...byServer(r.t4)].map(([name, rows]) => ({
-    name,
+  const largest = [...byServer(r.t5)].map(([server, { label, rows }]) => ({
+    server,
+    label,
+    row: rows.at(-1)!,
+  }));
+  const histogramScale = {
+    xMax: Math.max(1, ...largest.map(({ row }) => row.histogram.edges.at(-1) ?? 0)),
+    yMax: Math.max(1, ...largest.flatMap(({ row }) => row.histogram.counts)),
+  };
+  const t4: Series[] = [...byServer(r.t4)].map(([server, { label, rows }]) => ({
+    name: label,
+    colour: serverColour(server),
     points: rows.map((row) => [row.clients, row.meanMs] as [number, number]),
   }));
   const clusterRows = r.cluster.filter((c) => c.available);
@@ -35,11 +97,12 @@ export function renderHtml(r: Results): string {
   const sections = [
     section(
       'T1 GET /time: requests per second',
-      "The articles' first test (<code>ab -k</code>): pure server overhead. The raw <code>node:http</code> server is the ceiling; the target is the chat at ≥ 0.9× a bare Express app.",
+      "The articles' first test (<code>ab -k</code>): pure server overhead. The raw <code>node:http</code> server is the ceiling.",
       barChart(
         r.t1.map((row) => ({
           label: row.label,
           value: row.requestsPerSec,
+          colour: serverColour(row.server),
           note: row.cpuUsPerRequest ? `(${row.cpuUsPerRequest} µs CPU/req)` : '',
         })),
         'req/s',
@@ -51,12 +114,17 @@ export function renderHtml(r: Results): string {
           'ms',
           percentiles.map((q) => `${q}%`),
         ),
+      'T1',
     ),
     section(
       'T2 GET /history',
       'Reads of the latest page of a room.',
       barChart(
-        r.t2.map((row) => ({ label: `${row.label} [${row.store}]`, value: row.requestsPerSec })),
+        r.t2.map((row) => ({
+          label: `${row.label} [${row.store}]`,
+          value: row.requestsPerSec,
+          colour: serverColour(row.server),
+        })),
         'req/s',
       ),
     ),
@@ -64,49 +132,71 @@ export function renderHtml(r: Results): string {
       'T3 POST /send',
       'Writes: each is acknowledged only once the store has it (SQLite fsyncs every commit).',
       barChart(
-        r.t3.map((row) => ({ label: `${row.label} [${row.store}]`, value: row.requestsPerSec })),
+        r.t3.map((row) => ({
+          label: `${row.label} [${row.store}]`,
+          value: row.requestsPerSec,
+          colour: serverColour(row.server),
+        })),
         'req/s',
       ),
     ),
     section(
       'T4 one-second wait',
       'N polls answered by one send 1 s after they start: a non-blocking server answers each in about 1 s.',
-      lineChart(t4, 'waiting clients', 'mean ms per request'),
+      overN(t4, 'waiting clients N', 'mean ms per request', 'ms'),
     ),
     section(
       'T5 fan-out over N',
-      "N clients each hold one poll, then one send; the time from the send to each client's complete answer. Target: p99 ≤ 250 ms at N = 10,000, ≤ 10 KB per waiting client.",
+      "N clients each hold one poll, then one send; the time from the send to each client's complete answer.",
       '<h3>p99</h3>' +
-        lineChart(
+        overN(
           fanoutSeries((row) => row.latency.p99),
           'waiting clients N',
           'p99 ms',
+          'ms',
         ) +
         '<h3>Server memory per waiting client: JS heap, after a full GC</h3>' +
-        lineChart(
+        overN(
           fanoutSeries((row) => row.heapBytesPerClient / 1024),
           'waiting clients N',
           'KB per client',
+          'KB',
         ) +
         '<h3>Server memory per waiting client: resident (RSS)</h3>' +
-        lineChart(
+        overN(
           fanoutSeries((row) => row.bytesPerClient / 1024),
           'waiting clients N',
           'KB per client',
+          'KB',
         ) +
-        `<h3>Distribution at the largest N</h3><div class="row">${largest.map(([name, row], i) => `<figure>${histogramChart(row.histogram.edges, row.histogram.counts, 'ms', colour(i))}<figcaption>${escapeHtml(name)}, N=${row.clients}</figcaption></figure>`).join('')}</div>`,
+        '<h3>Distribution at the largest N (same axes for every server)</h3>' +
+        `<div class="row">${largest
+          .map(
+            ({ server, label, row }) =>
+              `<figure>${histogramChart(
+                row.histogram.edges,
+                row.histogram.counts,
+                histogramScale,
+                { x: 'ms from the send to the complete answer', y: 'clients' },
+                serverColour(server),
+              )}<figcaption>${escapeHtml(label)}, N=${row.clients}</figcaption></figure>`,
+          )
+          .join('')}</div>`,
+      'T5',
     ),
     section(
       'T6 sustained delivery',
-      'Subscribers re-poll with their cursor while 4 senders send numbered messages. Target: ≥ 50,000 delivered messages/s with none lost. The naive chat has no cursor: what arrives between two of its polls is lost.',
+      'Subscribers re-poll with their cursor while 4 senders send numbered messages. The naive chat has no cursor: what arrives between two of its polls is lost.',
       barChart(
         r.t6.map((row) => ({
           label: row.label,
           value: row.deliveredPerSec,
+          colour: serverColour(row.server),
           note: `(lost ${row.lost} of ${row.expected})`,
         })),
         'msg/s',
       ),
+      'T6',
     ),
     section(
       'T7 CPU-bound handler',
@@ -115,26 +205,32 @@ export function renderHtml(r: Results): string {
         ? barChart(
             r.t7
               .filter((row) => row.available)
-              .map((row) => ({ label: `WORKERS=${row.workers} /time p99`, value: row.timeP99! })),
+              .map((row) => ({
+                label: `chat, WORKERS=${row.workers}: /time p99`,
+                value: row.timeP99!,
+                colour: serverColour(workersServer(row.workers)),
+              })),
             'ms',
           )
         : '<p>Cluster mode not available in this build.</p>',
     ),
     section(
-      'Cluster: fan-out over the workers (issue 4)',
+      'Cluster: fan-out over the workers',
       'Polls spread over the workers by the kernel; the load generator competes for the same two cores (its CPU share is in the table).',
       clusterRows.length > 0
         ? barChart(
             clusterRows.map((row) => ({
-              label: `WORKERS=${row.workers} fan-out p99`,
+              label: `chat, WORKERS=${row.workers}: fan-out p99`,
               value: row.fanout!.latency.p99,
+              colour: serverColour(workersServer(row.workers)),
             })),
             'ms',
           ) +
             barChart(
               clusterRows.map((row) => ({
-                label: `WORKERS=${row.workers} delivered`,
+                label: `chat, WORKERS=${row.workers}: delivered`,
                 value: row.sustained!.deliveredPerSec,
+                colour: serverColour(workersServer(row.workers)),
               })),
               'msg/s',
             )
@@ -143,17 +239,25 @@ export function renderHtml(r: Results): string {
   ];
 
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Long-Poll Chat bench ${escapeHtml(r.date)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>Long-Poll Chat bench ${escapeHtml(r.date)}${r.quick ? ' (quick run, not comparable)' : ''}</title>
 <style>
 body{font:14px/1.5 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1em}
 svg{font:12px system-ui,sans-serif;max-width:100%;height:auto}.axis{fill:#666;font-size:11px}
 .row{display:flex;flex-wrap:wrap;gap:1em}figure{margin:0}figcaption{text-align:center;color:#555}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.fail{color:#b91c1c}
+table.targets{border-collapse:collapse}table.targets td,table.targets th{border:1px solid #ddd;padding:.3em .6em;text-align:left}
+ul.targets{padding-left:1.2em}.met{color:#15803d;font-weight:600}.missed{color:#b91c1c;font-weight:600}.na{color:#666}
+.quick{background:#fef3c7;border:1px solid #f59e0b;padding:.4em .8em;border-radius:4px}
 </style></head><body>
 <h1>Long-Poll Chat benchmarks</h1>
-<p>${r.quick ? '<strong>Quick run</strong>: sizes cut down, figures not comparable. ' : ''}${escapeHtml(r.date)}: ${r.machine.cpus} × ${escapeHtml(r.machine.cpuModel)}, Node ${escapeHtml(r.machine.node)}, load average ${escapeHtml(r.machine.loadAverage.join(' '))}, open-file limit ${r.machine.openFileLimit.server}.</p>
+${r.quick ? '<p class="quick"><strong>Quick run</strong> (<code>--quick</code>): every size is cut down so the run takes a minute. These figures only show that each test runs; they are not comparable with a full run, with another quick run, or with the targets.</p>' : ''}
+<p>${r.quick ? 'Quick run' : 'Full run'}, ${escapeHtml(r.date)}: ${r.machine.cpus} × ${escapeHtml(r.machine.cpuModel)}, Node ${escapeHtml(r.machine.node)}, load average ${escapeHtml(r.machine.loadAverage.join(' '))}, open-file limit ${r.machine.openFileLimit.server}.</p>
 ${r.failures.length > 0 ? `<ul class="fail">${r.failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
+<section><h2>Targets</h2>
+<table class="targets"><thead><tr><th>test</th><th>target</th><th>measured</th><th></th></tr></thead><tbody>
+${targets.map(targetRow).join('\n')}
+</tbody></table></section>
 ${sections.join('\n')}
 <h2>All figures</h2><pre>${escapeHtml(renderTable(r))}</pre>
 </body></html>

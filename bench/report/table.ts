@@ -1,13 +1,15 @@
-/** The results as plain-text tables for the terminal. */
+/** The results as plain-text tables for the terminal: the targets first, then each test. */
 import type { Results } from '../lib/context.ts';
+import { judgeTargets, verdictMark } from './targets.ts';
 
-function table(title: string, head: string[], rows: (string | number)[][]): string {
+/** A titled table; the first `left` columns are aligned left (names), the rest right (figures). */
+function table(title: string, head: string[], rows: (string | number)[][], left = 1): string {
   if (rows.length === 0) return '';
   const cells = [head, ...rows.map((row) => row.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
   const line = (row: string[]) =>
     row
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .map((cell, i) => (i < left ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join('  ');
   return [
     title,
@@ -28,6 +30,12 @@ export function renderTable(r: Results): string {
     `${r.quick ? 'QUICK run (sizes cut down; figures are not comparable)' : 'Full run'}, ${r.date}`,
     `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, Node ${m.node}, load ${m.loadAverage.join(' ')}, open files: server ${m.openFileLimit.server}, generator ${m.openFileLimit.generator}, rate tool ${m.rateTool}`,
     '',
+    table(
+      'Targets',
+      ['test', 'target', 'measured', 'verdict'],
+      judgeTargets(r).map((t) => [t.test, t.target, t.measured || '–', verdictMark[t.verdict]]),
+      4,
+    ),
     table(
       'T1 GET /time',
       ['server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failed'],
@@ -121,7 +129,7 @@ export function renderTable(r: Results): string {
       ),
     ),
     table(
-      'Cluster (issue 4): fan-out over the workers, sustained delivery',
+      'Cluster: fan-out over the workers, sustained delivery',
       ['workers', 'N', 'fan-out p99 ms', 'answered', 'gen CPU', 'delivered/s', 'lost', 'gen CPU '],
       r.cluster.map((x) =>
         x.available
