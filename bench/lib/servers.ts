@@ -55,6 +55,9 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
     env: {
       DATABASE_URL: options.databaseUrl,
       SEND_RATE: '0',
+      // Every bench client comes from 127.0.0.1: the per-address poll limit
+      // (100 by default) would refuse all but 100 of T5's polls.
+      MAX_POLLS_PER_ADDRESS: '1000000',
       LOG_LEVEL: 'warn',
       POLL_TIMEOUT_MS: String(options.pollTimeoutMs ?? 60_000),
       SERVE_STATIC: 'false',
