@@ -69,9 +69,10 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
   };
 }
 
+/** The baseline every T6 result is a ratio to (`bench/servers/bare-http.ts`). */
 export const bareHttpSpec: ServerSpec = {
   name: 'bare-http',
-  label: 'raw node:http (ceiling)',
+  label: 'in-memory node:http (baseline)',
   argv: [...benchNodeWithTsx, 'bench/servers/bare-http.ts'],
   cursors: true,
   readyPath: '/stats',
