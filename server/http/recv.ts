@@ -61,7 +61,10 @@ export function createRecvHandler(chat: ChatContext) {
     outcome: PollOutcome,
     started: number,
   ): void {
-    const body = waiters.body(room, found, cursor, outcome === 'reset');
+    const body =
+      outcome === 'message' && found.length > 0
+        ? waiters.catchUpBody(room, found)
+        : waiters.body(room, found, cursor, outcome === 'reset');
     if (writeBody(res, body) && body.count > 0) telemetry.delivered(body.count);
     ended(req, room, outcome, 200, started);
   }

@@ -38,6 +38,9 @@ export interface WaitersOptions {
   log?: Log;
 }
 
+/** PROTOTYPE: rooms whose catch-up bodies are kept at once; past it the cache starts over. */
+const CATCH_UP_ROOMS = 1_000;
+
 /** Rooms with more waiters than this hear of online changes with their next answer only. */
 const PRESENCE_NOTIFY_MAX_WAITERS = 1_000;
 
@@ -71,6 +74,11 @@ export class Waiters {
   /** Every waiter, in deadline order (insertion order of a Set). */
   readonly #queue = new Set<Waiter>();
   readonly #perAddress = new Map<string, number>();
+  /** PROTOTYPE: catch-up bodies of each room at its head, by cursor (`catchUpBody`). */
+  readonly #catchUps = new Map<
+    string,
+    { last: number; online: number; bodies: Map<number, Body> }
+  >();
   readonly #options: WaitersOptions;
   readonly #presenceTimer: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -173,6 +181,32 @@ export class Waiters {
   }
 
   /**
+   * PROTOTYPE (issue 11): the answer to a poll that catches up at once with
+   * `messages` (the room's messages after its cursor, up to the head). Polls
+   * that send the same cursor while the head and the online count stay put
+   * share one body, as waiters do (rule 5): under sustained delivery most
+   * answers are such catch-ups, and each was serialised anew.
+   */
+  catchUpBody(room: string, messages: readonly Message[]): Body {
+    const last = messages[messages.length - 1]!.id;
+    const online = this.#options.presence.count(room);
+    if (messages.length >= PAGE_SIZE) return recvBody(messages, last, online);
+    let cache = this.#catchUps.get(room);
+    if (!cache || cache.last !== last || cache.online !== online) {
+      if (!cache && this.#catchUps.size >= CATCH_UP_ROOMS) this.#catchUps.clear();
+      cache = { last, online, bodies: new Map() };
+      this.#catchUps.set(room, cache);
+    }
+    const since = messages[0]!.id - 1;
+    let body = cache.bodies.get(since);
+    if (!body) {
+      body = recvBody(messages, last, online);
+      cache.bodies.set(since, body);
+    }
+    return body;
+  }
+
+  /**
    * Answers the waiters whose client was shown another online count than the
    * room's count now, so a join or a leave shows within `presenceNotifyMs`
    * (plus the shared count's cache, with several processes). Runs on a timer.
@@ -204,6 +238,7 @@ export class Waiters {
 
   /** The room was reset: the polls waiting past its head are told so, and reload. */
   #onReset(roomName: string, head: number): void {
+    this.#catchUps.delete(roomName);
     const room = this.#rooms.get(roomName);
     if (!room) return;
     const body = this.body(roomName, [], head, true);
