@@ -135,6 +135,14 @@ export function createRecvHandler(chat: ChatContext) {
 
     if (since !== undefined) {
       let found = messages.catchUp(room, since);
+      if (found !== undefined && found.length > 0) {
+        // PROTOTYPE (issue 11): answer at the end of this turn of the event
+        // loop, not at once, so sends read later in the same turn go in the
+        // same answer: fewer answers (writes) per delivered message.
+        deferred.push({ req, res, room, since, started });
+        if (deferred.length === 1) setImmediate(answerDeferred);
+        return;
+      }
       if (found === undefined) {
         const read = await readAfter(room, since);
         found = read ?? [];
@@ -156,6 +164,28 @@ export function createRecvHandler(chat: ChatContext) {
       return refuse(httpError('too_many_polls', undefined, { retryAfter: 5 }));
     }
     waiters.wait(res, room, since, client, address);
+  }
+
+  /** PROTOTYPE: catch-ups found in the ring, answered at the end of the turn. */
+  let deferred: {
+    req: IncomingMessage;
+    res: ServerResponse;
+    room: string;
+    since: number;
+    started: number;
+  }[] = [];
+  function answerDeferred(): void {
+    const polls = deferred;
+    deferred = [];
+    for (const { req, res, room, since, started } of polls) {
+      // The ring only grows within a turn (or the room was dropped: ask again).
+      const found = messages.catchUp(room, since);
+      if (found === undefined || found.length === 0) {
+        handle(req, res, `room=${room}&since=${since}`);
+        continue;
+      }
+      answer(req, res, room, found, found[found.length - 1]!.id, 'message', started);
+    }
   }
 
   /** Every poll: answered whatever happens, an unexpected error included. */
