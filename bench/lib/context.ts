@@ -63,6 +63,9 @@ export interface TimeRatio {
   /** Median req/s of each, over the rounds. */
   chatPerSec: number;
   expressPerSec: number;
+  /** chat CPU per request ÷ Express's, per round, and the median: steadier than req/s on a busy machine. */
+  cpuPerRound: number[];
+  cpuMedian: number;
 }
 
 export interface WaitRow {

@@ -24,9 +24,13 @@ export function medianRow<T>(rows: readonly T[], pick: (row: T) => number): T {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
-/** Fills a run's ratios against the baseline's run (same round, or its median row). */
+/**
+ * Fills a run's ratios against the baseline's run (same round, or its median
+ * row), when both ran the same workload (quick mode's cluster run does not).
+ */
 export function setRatios(row: SustainedRow, baseline: SustainedRow | undefined): void {
   if (!baseline || baseline.deliveredPerSec <= 0) return;
+  if (row.subscribers !== baseline.subscribers || row.messages !== baseline.messages) return;
   row.ratioToBaseline = round(row.deliveredPerSec / baseline.deliveredPerSec);
   const cpu = row.serverCpuUsPerDelivery;
   const baseCpu = baseline.serverCpuUsPerDelivery;
@@ -150,7 +154,7 @@ export function renderRatios(r: Results): string {
         ['server', 'req/s', 'p99 ms', 'CPU µs/req'],
         rows,
       ),
-      `T1 chat ÷ bare Express: median ${times(t1.median)} over ${t1.rounds} rounds (${t1.perRound.map(times).join(', ')}); median req/s: chat ${t1.chatPerSec}, Express ${t1.expressPerSec}`,
+      `T1 chat ÷ bare Express: median ${times(t1.median)} over ${t1.rounds} rounds (${t1.perRound.map(times).join(', ')}); median req/s: chat ${t1.chatPerSec}, Express ${t1.expressPerSec}; CPU per request chat ÷ Express: median ${times(t1.cpuMedian)} (${t1.cpuPerRound.map(times).join(', ')})`,
       '',
     );
   }

@@ -97,7 +97,7 @@ export async function clusterFanout(
       results.cluster.push(row);
       progress(
         `[cluster] WORKERS=${workers}: fan-out to ${fan.clients} p99 ${fan.latency.p99} ms (${fan.answered} answered, generator CPU ${Math.round(fan.generatorCpuShare * 100)}%); ` +
-          `${flow.deliveredPerSec} delivered msg/s (${flow.ratioToBaseline ?? '?'}× the baseline's median), server CPU ${flow.serverCpuUsPerDelivery} µs/delivery, lost ${flow.lost} (generator CPU ${Math.round(flow.generatorCpuShare * 100)}%)`,
+          `${flow.deliveredPerSec} delivered msg/s${flow.ratioToBaseline === undefined ? '' : ` (${flow.ratioToBaseline}× the baseline's median)`}, server CPU ${flow.serverCpuUsPerDelivery} µs/delivery, lost ${flow.lost} (generator CPU ${Math.round(flow.generatorCpuShare * 100)}%)`,
       );
     } finally {
       await server.stop();

@@ -66,6 +66,7 @@ export async function timeRounds(
     [express, []],
   ]);
   const perRound: number[] = [];
+  const cpuPerRound: number[] = [];
   for (let r = 1; r <= rounds; r++) {
     for (const server of [chat, express]) {
       const result = { ...(await timeRun(server, sizes)), round: r };
@@ -75,6 +76,7 @@ export async function timeRounds(
     }
     const [c, e] = [runs.get(chat)!.at(-1)!, runs.get(express)!.at(-1)!];
     perRound.push(e.requestsPerSec > 0 ? round(c.requestsPerSec / e.requestsPerSec) : 0);
+    cpuPerRound.push(round((c.cpuUsPerRequest ?? 0) / (e.cpuUsPerRequest || 1)));
   }
   const typical = (server: RunningServer) => {
     const { round: _round, ...result } = medianRow(runs.get(server)!, (x) => x.requestsPerSec);
@@ -87,9 +89,11 @@ export async function timeRounds(
     median: median(perRound),
     chatPerSec: typical(chat).requestsPerSec,
     expressPerSec: typical(express).requestsPerSec,
+    cpuPerRound,
+    cpuMedian: median(cpuPerRound),
   };
   progress(
-    `[T1 /time] chat ÷ bare Express: median ${results.t1Ratio.median}× over ${rounds} alternating rounds (${perRound.join(', ')})`,
+    `[T1 /time] chat ÷ bare Express: median ${results.t1Ratio.median}× over ${rounds} alternating rounds (${perRound.join(', ')}); CPU per request chat ÷ Express, median ${results.t1Ratio.cpuMedian}× (${cpuPerRound.join(', ')})`,
   );
 }
 
