@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--messages=2000] [--top=25] [--interval=500]`
+ * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3] [--messages=2000] [--top=25] [--interval=500]`
  * (after `npm run build`): runs a server under `node --cpu-prof`, drives T6's
  * workload at it (100 subscribers re-polling with their cursor, 4 senders
  * each waiting for its acknowledgement), then reads the profile and prints
@@ -14,7 +14,7 @@
  * then the chat, back to back, and adds the difference in µs per HTTP request
  * (poll answers + sends): what the chat spends that the baseline does not.
  *
- * Only the measured rounds count: start-up and a short warm-up run are cut
+ * Only the measured rounds count: start-up and the warm-up runs are cut
  * from the samples by their time. Shares are of the busy (non-idle) time. On
  * a shared machine a thread descheduled inside a system call is still sampled
  * there, so `writev` (a response's write, the kernel's loopback delivery
@@ -36,7 +36,7 @@ import {
 } from './lib/cpu-profile.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, type ServerSpec, startServer } from './lib/servers.ts';
-import { sustained, sustainedSummary } from './tests/polls.ts';
+import { sustained, sustainedSummary, warmUp } from './tests/polls.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -51,6 +51,8 @@ if (!['chat', 'bare', 'both'].includes(which)) {
   process.exit(2);
 }
 const rounds = option('rounds', 2);
+// Full-size runs before the measured ones, so V8 has compiled the hot paths (see `warmUp`).
+const warmups = option('warmups', 3);
 const shape = { subscribers: 100, senders: 4, messages: option('messages', 2_000) };
 const top = option('top', 25);
 // V8 samples every 1000 µs by default; finer gives more samples for the same run.
@@ -91,7 +93,7 @@ async function profileOne(base: ServerSpec, gen: LoadGenerator): Promise<Profile
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
-    await sustained(server, gen, { ...shape, messages: Math.max(40, shape.messages / 10) });
+    await warmUp(server, gen, shape, warmups);
     const from = clock();
     for (let r = 1; r <= rounds; r++) {
       const row = await sustained(server, gen, shape);

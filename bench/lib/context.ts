@@ -8,8 +8,11 @@ export interface Sizes {
   t3: { requests: number; concurrency: number };
   t4: number[];
   t5: number[];
-  /** `rounds`: the chat and the baseline run back to back this many times; medians are reported. */
-  t6: { subscribers: number; senders: number; messages: number; rounds: number };
+  /**
+   * `rounds`: the chat and the baseline run back to back this many times;
+   * medians are reported. `warmups`: full-size runs of each before, not measured.
+   */
+  t6: { subscribers: number; senders: number; messages: number; rounds: number; warmups: number };
   t7: { durationMs: number; burnConns: number; timeConns: number };
   cluster: { clients: number; messages: number };
 }
@@ -20,7 +23,7 @@ export const FULL: Sizes = {
   t3: { requests: 5_000, concurrency: 50 },
   t4: [10, 100, 1_000],
   t5: [1_000, 5_000, 10_000],
-  t6: { subscribers: 100, senders: 4, messages: 2_000, rounds: 3 },
+  t6: { subscribers: 100, senders: 4, messages: 2_000, rounds: 3, warmups: 3 },
   t7: { durationMs: 8_000, burnConns: 2, timeConns: 8 },
   cluster: { clients: 10_000, messages: 2_000 },
 };
@@ -31,7 +34,7 @@ export const QUICK: Sizes = {
   t3: { requests: 200, concurrency: 10 },
   t4: [10],
   t5: [200, 1_000],
-  t6: { subscribers: 10, senders: 4, messages: 100, rounds: 1 },
+  t6: { subscribers: 10, senders: 4, messages: 100, rounds: 1, warmups: 1 },
   t7: { durationMs: 1_000, burnConns: 2, timeConns: 4 },
   cluster: { clients: 300, messages: 100 },
 };
