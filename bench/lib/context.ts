@@ -116,6 +116,12 @@ export interface SustainedRow {
   elapsedMs?: number;
   /** Server CPU (user + system, every process of the server) over that span, per delivery. */
   serverCpuUsPerDelivery?: number;
+  /**
+   * Of `serverCpuUsPerDelivery`, what the main (JavaScript) threads spent; the
+   * rest is V8's helper threads (garbage collection, compilation: high while
+   * V8 still compiles the hot paths) and libuv's pool.
+   */
+  mainThreadCpuUsPerDelivery?: number;
   /** Poll answers that carried messages: a server that batches more messages per answer writes fewer responses. */
   answers?: number;
   /** Deliveries ÷ answers. */

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { Target } from '../load/generator.ts';
-import { cpuSeconds, openFileLimit, rssBytes } from './proc.ts';
+import { cpuSeconds, mainThreadCpuSeconds, openFileLimit, rssBytes } from './proc.ts';
 import { nodeWithTsx, spawnWithFileLimit } from './spawn.ts';
 
 export interface ServerSpec {
@@ -28,6 +28,8 @@ export interface RunningServer {
   target: Target;
   fileLimit: number;
   cpuSeconds(): number;
+  /** CPU seconds of the servers' main (JavaScript) threads only. */
+  mainThreadCpuSeconds(): number;
   rssBytes(): number;
   /** How many processes the server runs (1 + cluster workers). */
   processCount(): Promise<number>;
@@ -132,6 +134,7 @@ export async function startServer(
     target: { port, cursors: spec.cursors, readyPath: spec.readyPath, processes: spec.processes },
     fileLimit: openFileLimit(pid),
     cpuSeconds: () => cpuSeconds(pid),
+    mainThreadCpuSeconds: () => mainThreadCpuSeconds(pid),
     rssBytes: () => rssBytes(pid),
     processCount: async () => (await import('./proc.ts')).processTree(pid).length,
     collectGarbage: async () => {

@@ -126,6 +126,7 @@ export async function sustained(
 ): Promise<SustainedRow> {
   const expected = shape.messages * shape.subscribers;
   let cpuBefore = Number.NaN;
+  let mainBefore = Number.NaN;
   let wallBefore = 0;
   const run = await gen.run(
     {
@@ -139,10 +140,12 @@ export async function sustained(
     },
     async () => {
       cpuBefore = server.cpuSeconds();
+      mainBefore = server.mainThreadCpuSeconds();
       wallBefore = performance.now();
     },
   );
   const cpuSeconds = server.cpuSeconds() - cpuBefore;
+  const mainSeconds = server.mainThreadCpuSeconds() - mainBefore;
   const wallSeconds = (performance.now() - wallBefore) / 1000;
   const sum = (key: 'lost' | 'doubled' | 'outOfOrder') =>
     run.perSubscriber.reduce((total, s) => total + s[key], 0);
@@ -162,6 +165,8 @@ export async function sustained(
     generatorCpuShare: run.cpuShare,
     elapsedMs: run.elapsedMs,
     serverCpuUsPerDelivery: run.delivered > 0 ? round((cpuSeconds * 1e6) / run.delivered, 1) : 0,
+    mainThreadCpuUsPerDelivery:
+      run.delivered > 0 ? round((mainSeconds * 1e6) / run.delivered, 1) : 0,
     serverCpuShare: round(cpuSeconds / wallSeconds),
     answers: run.answers,
     messagesPerAnswer: run.answers > 0 ? round(run.delivered / run.answers) : 0,
@@ -176,7 +181,7 @@ export function sustainedSummary(row: SustainedRow): string {
     value === undefined ? '' : ` (${value.toFixed(2)}× baseline)`;
   return (
     `${row.deliveredPerSec} delivered msg/s${ratio(row.ratioToBaseline)} (${row.delivered}/${row.expected}), ` +
-    `server CPU ${row.serverCpuUsPerDelivery} µs/delivery${ratio(row.cpuRatioToBaseline)}, ${row.messagesPerAnswer} msgs/answer, ${row.serverCpuUsPerRequest} µs/request, server CPU share ${Math.round((row.serverCpuShare ?? 0) * 100)}%, ` +
+    `server CPU ${row.serverCpuUsPerDelivery} µs/delivery${ratio(row.cpuRatioToBaseline)} (main thread ${row.mainThreadCpuUsPerDelivery}), ${row.messagesPerAnswer} msgs/answer, ${row.serverCpuUsPerRequest} µs/request, server CPU share ${Math.round((row.serverCpuShare ?? 0) * 100)}%, ` +
     `lost ${row.lost}, doubled ${row.doubled}, out of order ${row.outOfOrder}, ` +
     `generator CPU ${Math.round(row.generatorCpuShare * 100)}%, load ${row.loadAverage1m}`
   );
