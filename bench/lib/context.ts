@@ -2,34 +2,39 @@
 import type { Summary } from './stats.ts';
 
 export interface Sizes {
-  t1: { requests: number; concurrency: number };
+  /** `rounds`: the chat and bare Express alternate, and the median of the rounds is reported. */
+  t1: { requests: number; concurrency: number; rounds: number };
   t2: { requests: number; concurrency: number };
   t3: { requests: number; concurrency: number };
   t4: number[];
   t5: number[];
-  t6: { subscribers: number; senders: number; messages: number };
+  /**
+   * `rounds`: the chat and the baseline run back to back this many times;
+   * medians are reported. `warmups`: full-size runs of each before, not measured.
+   */
+  t6: { subscribers: number; senders: number; messages: number; rounds: number; warmups: number };
   t7: { durationMs: number; burnConns: number; timeConns: number };
   cluster: { clients: number; messages: number };
 }
 
 export const FULL: Sizes = {
-  t1: { requests: 100_000, concurrency: 100 },
+  t1: { requests: 100_000, concurrency: 100, rounds: 3 },
   t2: { requests: 20_000, concurrency: 50 },
   t3: { requests: 5_000, concurrency: 50 },
   t4: [10, 100, 1_000],
   t5: [1_000, 5_000, 10_000],
-  t6: { subscribers: 100, senders: 4, messages: 2_000 },
+  t6: { subscribers: 100, senders: 4, messages: 2_000, rounds: 3, warmups: 3 },
   t7: { durationMs: 8_000, burnConns: 2, timeConns: 8 },
   cluster: { clients: 10_000, messages: 2_000 },
 };
 
 export const QUICK: Sizes = {
-  t1: { requests: 1_000, concurrency: 10 },
+  t1: { requests: 1_000, concurrency: 10, rounds: 3 },
   t2: { requests: 500, concurrency: 10 },
   t3: { requests: 200, concurrency: 10 },
   t4: [10],
   t5: [200, 1_000],
-  t6: { subscribers: 10, senders: 4, messages: 100 },
+  t6: { subscribers: 10, senders: 4, messages: 100, rounds: 1, warmups: 1 },
   t7: { durationMs: 1_000, burnConns: 2, timeConns: 4 },
   cluster: { clients: 300, messages: 100 },
 };
@@ -44,6 +49,26 @@ export interface RateRow {
   failed: number;
   /** Server CPU per request (T1), from /proc. */
   cpuUsPerRequest?: number;
+  /** T1's alternating rounds: which round this run was (1-based). */
+  round?: number;
+}
+
+/**
+ * T1's headline: the chat's `/time` against bare Express, each round the two
+ * run back to back (chat first, then Express), so a busy machine slows both alike.
+ */
+export interface TimeRatio {
+  rounds: number;
+  /** chat req/s ÷ bare Express req/s, per round. */
+  perRound: number[];
+  /** The median of `perRound`: the figure to hold against the 0.9× goal. */
+  median: number;
+  /** Median req/s of each, over the rounds. */
+  chatPerSec: number;
+  expressPerSec: number;
+  /** chat CPU per request ÷ Express's, per round, and the median: steadier than req/s on a busy machine. */
+  cpuPerRound: number[];
+  cpuMedian: number;
 }
 
 export interface WaitRow {
@@ -87,6 +112,37 @@ export interface SustainedRow {
   outOfOrder: number;
   subscribersMissingSome: number;
   generatorCpuShare: number;
+  /** From the first send to the last delivery (the span `deliveredPerSec` is counted over). */
+  elapsedMs?: number;
+  /** Server CPU (user + system, every process of the server) over that span, per delivery. */
+  serverCpuUsPerDelivery?: number;
+  /**
+   * Of `serverCpuUsPerDelivery`, what the main (JavaScript) threads spent; the
+   * rest is V8's helper threads (garbage collection, compilation: high while
+   * V8 still compiles the hot paths) and libuv's pool.
+   */
+  mainThreadCpuUsPerDelivery?: number;
+  /** Poll answers that carried messages: a server that batches more messages per answer writes fewer responses. */
+  answers?: number;
+  /** Deliveries ÷ answers. */
+  messagesPerAnswer?: number;
+  /** Server CPU per HTTP exchange over the span: (answers + sends) ÷ CPU, what each request/response costs. */
+  serverCpuUsPerRequest?: number;
+  /** Server CPU over that span as a share of one core: below 1 on a busy machine, the server waited for a core. */
+  serverCpuShare?: number;
+  /** The machine's 1-minute load average when the run ended: how busy the shared cores were. */
+  loadAverage1m?: number;
+  /** Which of T6's back-to-back rounds this run was (1-based); absent outside the rounds. */
+  round?: number;
+  /**
+   * deliveredPerSec ÷ the baseline's (the in-memory node:http cursor server).
+   * In `t6Rounds`: against the baseline's run of the same round. In `t6`: the
+   * median of the per-round ratios (for servers outside the rounds: against
+   * the baseline's median).
+   */
+  ratioToBaseline?: number;
+  /** serverCpuUsPerDelivery ÷ the baseline's, paired like `ratioToBaseline`: above 1 costs more. */
+  cpuRatioToBaseline?: number;
 }
 
 export interface CpuBoundRow {
@@ -118,12 +174,23 @@ export interface Results {
     openFileLimit: { server: number; generator: number };
     rateTool: string;
   };
+  /** One row per server; the chat's and bare Express's are their median round. */
   t1: RateRow[];
+  /** Every run of T1's alternating rounds (chat, Express, chat, Express, …). */
+  t1Rounds?: RateRow[];
+  t1Ratio?: TimeRatio;
   t2: (RateRow & { store: string })[];
   t3: (RateRow & { store: string })[];
   t4: WaitRow[];
   t5: FanoutRow[];
+  /**
+   * One row per server. For the chat and the baseline: their median round by
+   * deliveredPerSec, with the median ratios, and lost/doubled/outOfOrder summed
+   * over every round (so a loss in any round shows).
+   */
   t6: SustainedRow[];
+  /** Every run of T6's back-to-back rounds, chat and baseline alternating who goes first. */
+  t6Rounds?: SustainedRow[];
   t7: CpuBoundRow[];
   cluster: ClusterRow[];
   notes: string[];
@@ -149,6 +216,8 @@ export function emptyResults(quick: boolean): Results {
     t4: [],
     t5: [],
     t6: [],
+    t6Rounds: [],
+    t1Rounds: [],
     t7: [],
     cluster: [],
     notes: [],

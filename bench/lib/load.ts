@@ -33,7 +33,8 @@ export class LoadGenerator {
 
   /** `onArmed` runs while a fan-out's polls all wait, before the send (to read the server's memory). */
   run(command: FanoutCommand, onArmed?: () => Promise<void>): Promise<FanoutResult>;
-  run(command: SustainedCommand): Promise<SustainedResult>;
+  /** `onArmed` runs once every subscriber waits and the senders are connected, before the first send. */
+  run(command: SustainedCommand, onArmed?: () => Promise<void>): Promise<SustainedResult>;
   run(command: MixCommand): Promise<MixResult>;
   run(command: Command, onArmed?: () => Promise<void>): Promise<unknown> {
     return new Promise((resolve, reject) => {

@@ -39,6 +39,25 @@ export function cpuSeconds(pid: number): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU seconds of the main threads only (the thread whose id is its process's
+ * id) of the process tree: the JavaScript's thread. The rest of `cpuSeconds`
+ * is V8's helper threads (garbage collection, compilation) and libuv's pool.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const one of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${one}/task/${one}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return Number.NaN;
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
 /** Resident memory of the process tree, in bytes. */
 export function rssBytes(pid: number): number {
   let total = 0;

@@ -47,6 +47,14 @@ export interface FanoutResult {
   cpuShare: number;
 }
 
+/**
+ * T6's workload: `subscribers` connections each poll with their cursor and
+ * poll again as soon as an answer arrives; `senders` connections each send
+ * their next numbered message once the previous one is acknowledged,
+ * `messages` in all. Delivered messages/s count from the first send to the
+ * last delivery; every subscriber checks it got each message once, in each
+ * sender's order.
+ */
 export interface SustainedCommand {
   kind: 'sustained';
   target: Target;
@@ -71,6 +79,8 @@ export interface SubscriberCount {
 
 export interface SustainedResult {
   delivered: number;
+  /** Poll answers that carried messages (from the first send on): deliveries ÷ answers = messages per answer. */
+  answers: number;
   deliveredPerSec: number;
   sendsPerSec: number;
   sendErrors: number;
@@ -247,6 +257,7 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
     last: new Array<number>(senders).fill(-1),
   }));
   let delivered = 0;
+  let answers = 0;
   let lastDeliveryAt = 0;
   subscribers.forEach((conn, i) => {
     const count = counts[i]!;
@@ -267,19 +278,31 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
           if (k < count.last[sender]!) count.outOfOrder += 1;
           else count.last[sender] = k;
         }
-        if (reply.messages.length > 0) lastDeliveryAt = now();
+        if (reply.messages.length > 0) {
+          answers += 1;
+          lastDeliveryAt = now();
+        }
         poll(reply.cursor ?? 0);
       });
     poll(0);
   });
   await armed(target, command.subscribers, 20_000);
+  // The senders' connections are open before the clock starts: it counts from the first send.
+  const senderConns = await openMany(senders, target.port);
+  // Let the parent read the server's CPU now, then start.
+  const fired = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  process.send!({ armed: true });
+  await fired;
 
   const startedAt = now();
   let sendErrors = 0;
   let acked = 0;
+  // Each sender sends its next numbered message only once the previous one is
+  // acknowledged, as a person does: the acknowledgement's latency bounds the rate.
   await Promise.all(
-    Array.from({ length: senders }, async (_, sender) => {
-      const conn = await HttpConn.open(target.port);
+    senderConns.map(async (conn, sender) => {
       for (let k = sender; k < messages; k += senders) {
         const raw = postForm('/send', {
           room,
@@ -306,6 +329,7 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
   const elapsedMs = Math.max(lastDeliveryAt, sentAt) - startedAt;
   return {
     delivered,
+    answers,
     deliveredPerSec: Math.round(delivered / (elapsedMs / 1000)),
     sendsPerSec: Math.round(acked / ((sentAt - startedAt) / 1000)),
     sendErrors,

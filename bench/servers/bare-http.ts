@@ -1,8 +1,16 @@
 /**
- * The ceiling: a raw `node:http` server with the chat's trivial routes and
- * nothing else (no framework, no validation, no store, no presence). It
- * keeps the chat's wire format and cursor semantics so the same load runs
- * against it, and shows what the chat's own layers cost.
+ * The baseline: an in-memory cursor server on plain `node:http`, the floor
+ * that Node's HTTP stack allows (issue 11). Per room an array of messages and
+ * the waiting responses; no framework, no validation, no store, no presence.
+ * Every T6 figure is also given as a ratio to this server's.
+ *
+ * It keeps the chat's wire format and cursor semantics, so the same load runs
+ * against it unchanged: ids are dense from 1 (id n is `messages[n - 1]`), a
+ * poll with `since` gets what came after it at once (at most 100) or waits for
+ * the next message, and every answer is `{messages, cursor, online}`. Keep it
+ * this small: each line added here raises the bar the chat is measured by.
+ * (`/stats` tells the load generator how many polls wait; `/time` and
+ * `/history` are the articles' other routes.)
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { Message } from '../../protocol/protocol.ts';

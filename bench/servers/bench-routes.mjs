@@ -8,6 +8,10 @@
  * - `GET /bench/gc`: runs a full garbage collection, so T5 reads the memory
  *   the waiting polls hold, not garbage a lazy collector has not freed yet
  *   (up to a young generation's worth: several KB per client at N=10,000).
+ *
+ * And, under `--cpu-prof` only: SIGTERM exits normally in a server that does
+ * not handle it itself (the baselines), since Node writes the profile only
+ * on a normal exit. The chat handles SIGTERM (a graceful close, then exit).
  */
 import http from 'node:http';
 
@@ -35,3 +39,10 @@ http.Server.prototype.emit = function (event, req, res, ...rest) {
   }
   return emit.call(this, event, req, res, ...rest);
 };
+
+if (process.execArgv.some((arg) => arg.startsWith('--cpu-prof'))) {
+  const onTerm = () => {
+    if (process.listenerCount('SIGTERM') === 1) process.exit(0);
+  };
+  process.on('SIGTERM', onTerm);
+}

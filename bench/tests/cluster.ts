@@ -12,6 +12,7 @@ import {
   type Sizes,
 } from '../lib/context.ts';
 import type { LoadGenerator } from '../lib/load.ts';
+import { baselineRow, setRatios } from '../lib/ratios.ts';
 import { chatSpec, type RunningServer, startServer } from '../lib/servers.ts';
 import { summarise } from '../lib/stats.ts';
 import { fanout, sustained } from './polls.ts';
@@ -91,11 +92,12 @@ export async function clusterFanout(
         senders: 4,
         messages: sizes.cluster.messages,
       });
+      setRatios(flow, baselineRow(results));
       const row: ClusterRow = { workers, available: true, fanout: fan, sustained: flow };
       results.cluster.push(row);
       progress(
         `[cluster] WORKERS=${workers}: fan-out to ${fan.clients} p99 ${fan.latency.p99} ms (${fan.answered} answered, generator CPU ${Math.round(fan.generatorCpuShare * 100)}%); ` +
-          `${flow.deliveredPerSec} delivered msg/s, lost ${flow.lost} (generator CPU ${Math.round(flow.generatorCpuShare * 100)}%)`,
+          `${flow.deliveredPerSec} delivered msg/s${flow.ratioToBaseline === undefined ? '' : ` (${flow.ratioToBaseline}× the baseline's median)`}, server CPU ${flow.serverCpuUsPerDelivery} µs/delivery, lost ${flow.lost} (generator CPU ${Math.round(flow.generatorCpuShare * 100)}%)`,
       );
     } finally {
       await server.stop();

@@ -4,6 +4,7 @@
  * to re-polling subscribers.
  */
 
+import { loadavg } from 'node:os';
 import {
   type FanoutRow,
   progress,
@@ -12,6 +13,7 @@ import {
   type SustainedRow,
 } from '../lib/context.ts';
 import type { LoadGenerator } from '../lib/load.ts';
+import { baselineRow, setRatios, summariseRounds } from '../lib/ratios.ts';
 import type { RunningServer } from '../lib/servers.ts';
 import { histogram, round, summarise } from '../lib/stats.ts';
 
@@ -110,20 +112,41 @@ export async function fanouts(
   }
 }
 
-/** T6: subscribers re-poll with cursors while senders send numbered messages. */
+/**
+ * T6: subscribers re-poll with cursors while senders send numbered messages,
+ * each sender waiting for its acknowledgement (the workload is described at
+ * `SustainedCommand`). The server's CPU is read from /proc just before the
+ * first send and once the last delivery is in: CPU per delivery is steadier
+ * than msg/s on a shared machine.
+ */
 export async function sustained(
   server: RunningServer,
   gen: LoadGenerator,
-  shape: Sizes['t6'],
+  shape: Pick<Sizes['t6'], 'subscribers' | 'senders' | 'messages'>,
 ): Promise<SustainedRow> {
   const expected = shape.messages * shape.subscribers;
-  const run = await gen.run({
-    kind: 'sustained',
-    target: server.target,
-    room: freshRoom('t6'),
-    idleMs: 1_000,
-    ...shape,
-  });
+  let cpuBefore = Number.NaN;
+  let mainBefore = Number.NaN;
+  let wallBefore = 0;
+  const run = await gen.run(
+    {
+      kind: 'sustained',
+      target: server.target,
+      room: freshRoom('t6'),
+      idleMs: 1_000,
+      subscribers: shape.subscribers,
+      senders: shape.senders,
+      messages: shape.messages,
+    },
+    async () => {
+      cpuBefore = server.cpuSeconds();
+      mainBefore = server.mainThreadCpuSeconds();
+      wallBefore = performance.now();
+    },
+  );
+  const cpuSeconds = server.cpuSeconds() - cpuBefore;
+  const mainSeconds = server.mainThreadCpuSeconds() - mainBefore;
+  const wallSeconds = (performance.now() - wallBefore) / 1000;
   const sum = (key: 'lost' | 'doubled' | 'outOfOrder') =>
     run.perSubscriber.reduce((total, s) => total + s[key], 0);
   return {
@@ -140,9 +163,31 @@ export async function sustained(
     outOfOrder: sum('outOfOrder'),
     subscribersMissingSome: run.perSubscriber.filter((s) => s.lost > 0).length,
     generatorCpuShare: run.cpuShare,
+    elapsedMs: run.elapsedMs,
+    serverCpuUsPerDelivery: run.delivered > 0 ? round((cpuSeconds * 1e6) / run.delivered, 1) : 0,
+    mainThreadCpuUsPerDelivery:
+      run.delivered > 0 ? round((mainSeconds * 1e6) / run.delivered, 1) : 0,
+    serverCpuShare: round(cpuSeconds / wallSeconds),
+    answers: run.answers,
+    messagesPerAnswer: run.answers > 0 ? round(run.delivered / run.answers) : 0,
+    serverCpuUsPerRequest: round((cpuSeconds * 1e6) / (run.answers + shape.messages), 1),
+    loadAverage1m: round(loadavg()[0]!),
   };
 }
 
+/** One T6 run as a line of text. */
+export function sustainedSummary(row: SustainedRow): string {
+  const ratio = (value: number | undefined) =>
+    value === undefined ? '' : ` (${value.toFixed(2)}× baseline)`;
+  return (
+    `${row.deliveredPerSec} delivered msg/s${ratio(row.ratioToBaseline)} (${row.delivered}/${row.expected}), ` +
+    `server CPU ${row.serverCpuUsPerDelivery} µs/delivery${ratio(row.cpuRatioToBaseline)} (main thread ${row.mainThreadCpuUsPerDelivery}), ${row.messagesPerAnswer} msgs/answer, ${row.serverCpuUsPerRequest} µs/request, server CPU share ${Math.round((row.serverCpuShare ?? 0) * 100)}%, ` +
+    `lost ${row.lost}, doubled ${row.doubled}, out of order ${row.outOfOrder}, ` +
+    `generator CPU ${Math.round(row.generatorCpuShare * 100)}%, load ${row.loadAverage1m}`
+  );
+}
+
+/** T6 for a server outside the rounds (the naive chat), against the baseline's median. */
 export async function sustainedDelivery(
   server: RunningServer,
   gen: LoadGenerator,
@@ -150,9 +195,65 @@ export async function sustainedDelivery(
   results: Results,
 ): Promise<void> {
   const row = await sustained(server, gen, sizes.t6);
+  setRatios(row, baselineRow(results));
   results.t6.push(row);
-  progress(
-    `[T6 sustained] ${server.spec.label}: ${row.deliveredPerSec} delivered msg/s (${row.delivered}/${row.expected}), ` +
-      `lost ${row.lost}, doubled ${row.doubled}, out of order ${row.outOfOrder}, generator CPU ${Math.round(row.generatorCpuShare * 100)}%`,
-  );
+  progress(`[T6 sustained] ${server.spec.label}: ${sustainedSummary(row)}`);
+}
+
+/**
+ * Runs of T6's workload that are not measured, until V8 has compiled the hot
+ * paths: `sizes.t6.warmups` runs of the full size. The chat has far more code
+ * on its paths than the baseline (Express, helmet, body-parser, the store):
+ * measured with --trace-opt, V8 still completed 71 optimisations during the
+ * chat's third full run (12-15 µs of helper-thread CPU per request, against
+ * 2-3 once settled) and 3 after 6 runs; the baseline settles in one.
+ */
+export async function warmUp(
+  server: RunningServer,
+  gen: LoadGenerator,
+  shape: Pick<Sizes['t6'], 'subscribers' | 'senders' | 'messages'>,
+  runs: number,
+): Promise<void> {
+  for (let i = 0; i < runs; i++) await sustained(server, gen, shape);
+}
+
+/**
+ * T6 for the chat against the baseline: a warm-up of each (`warmUp`), then
+ * `sizes.t6.rounds` rounds, each running both back to back (who goes first
+ * alternates), so each round's ratio compares runs a few seconds apart.
+ */
+export async function sustainedRounds(
+  chat: RunningServer,
+  baseline: RunningServer,
+  gen: LoadGenerator,
+  sizes: Sizes,
+  results: Results,
+): Promise<void> {
+  const { rounds, warmups, ...shape } = sizes.t6;
+  for (const server of [chat, baseline]) await warmUp(server, gen, shape, warmups);
+  const runs: SustainedRow[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    const order = r % 2 === 1 ? [chat, baseline] : [baseline, chat];
+    const pair = new Map<RunningServer, SustainedRow>();
+    for (const server of order) {
+      const row = await sustained(server, gen, shape);
+      row.round = r;
+      pair.set(server, row);
+    }
+    const base = pair.get(baseline)!;
+    setRatios(pair.get(chat)!, base);
+    setRatios(base, base);
+    for (const server of [chat, baseline]) {
+      const row = pair.get(server)!;
+      runs.push(row);
+      progress(
+        `[T6 sustained, round ${r}/${rounds}] ${server.spec.label}: ${sustainedSummary(row)}`,
+      );
+    }
+  }
+  results.t6Rounds = [...(results.t6Rounds ?? []), ...runs];
+  for (const row of summariseRounds(runs)) {
+    results.t6.push(row);
+    progress(`[T6 sustained, median of ${rounds}] ${row.label}: ${sustainedSummary(row)}`);
+  }
 }
