@@ -39,14 +39,25 @@ export interface PollEnded {
   ms: number;
 }
 
+/** A request answered outside Express (`GET /time`), for its request log line. */
+export interface RequestEnded {
+  req: IncomingMessage;
+  path: string;
+  status: number;
+  ms: number;
+}
+
 export interface Telemetry {
   /** Every `GET /recv`, once, when it ends: a request log line and a duration metric. */
   pollEnded(ended: PollEnded): void;
+  /** Every other request the lane answers without Express: its request log line. */
+  requestEnded(ended: RequestEnded): void;
   /** `count` deliveries (a message written to one waiting poll counts once). */
   delivered(count: number): void;
 }
 
 export const noTelemetry: Telemetry = {
   pollEnded() {},
+  requestEnded() {},
   delivered() {},
 };

@@ -10,13 +10,26 @@
  * poll 240 → 137 µs, JS heap per waiting poll 5.3 → 2.8 KB, fan-out p99
  * 1.0 → 0.5 s at N=10,000, 11,000 → 26,800 delivered messages/s.
  *
- * What a `GET /recv` therefore skips: every Express middleware (helmet: its
- * answers carry the headers that matter on JSON themselves, `answer.ts`;
- * the request log: the lane reports each poll to `Telemetry` when it ends).
- * Middleware added to the app for all routes must be added here too if it
- * concerns `/recv`.
+ * The lane also answers `GET /time`, the articles' measure of pure server
+ * overhead: it is the one other route that reads nothing and validates
+ * nothing, and through Express it cost 1.14× bare Express's CPU (bench T1).
+ *
+ * What these two skip: every Express middleware. Headers, by route:
+ * - `GET /recv`, `GET /time` (JSON read by the page's script): Content-Type,
+ *   `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` (no MIME
+ *   sniffing) and `Cross-Origin-Resource-Policy: same-origin` (no other
+ *   site's page can read them): of helmet's headers, the ones that mean
+ *   anything on a JSON answer (`answer.ts`, `JSON_HEADERS`). CSP, frame and
+ *   referrer policies act on documents, and the page carries them.
+ * - Everything else (the page, its assets, `/send`, `/history`, `/health`,
+ *   errors): helmet's full set, through the Express app.
+ * The request log: the lane reports each answer to `Telemetry` (one line per
+ * request, as pino-http writes for the rest). Middleware added to the app for
+ * all routes must be added here too if it concerns these two.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { requestId } from '../metrics/request-log.ts';
+import { JSON_HEADERS } from './answer.ts';
 import { type AppOps, createApp } from './app.ts';
 import type { ChatContext } from './context.ts';
 import { createRecvHandler } from './recv.ts';
@@ -24,7 +37,27 @@ import { createRecvHandler } from './recv.ts';
 export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
   const recv = createRecvHandler(chat);
   const app = createApp(chat, recv.route, ops);
+  const { telemetry } = chat;
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (!recv.lane(req, res)) app(req, res);
+    if (recv.lane(req, res)) return;
+    if (req.method === 'GET' && pathOf(req.url) === '/time') {
+      const started = performance.now();
+      const json = `{"time":"${new Date().toISOString()}"}`;
+      res.writeHead(200, {
+        ...JSON_HEADERS,
+        'Content-Length': json.length,
+        'X-Request-Id': requestId(req),
+      });
+      res.end(json);
+      telemetry.requestEnded({ req, path: '/time', status: 200, ms: performance.now() - started });
+      return;
+    }
+    app(req, res);
   };
+}
+
+function pathOf(url: string | undefined): string {
+  const value = url ?? '';
+  const mark = value.indexOf('?');
+  return mark < 0 ? value : value.slice(0, mark);
 }

@@ -12,7 +12,7 @@
  *    "ms":25003,"room":"main","outcome":"timeout","msg":"GET /recv 200 timeout"}
  */
 import type { Logger } from 'pino';
-import type { PollEnded, Telemetry } from '../telemetry.ts';
+import type { PollEnded, RequestEnded, Telemetry } from '../telemetry.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
 
@@ -36,6 +36,13 @@ export function createTelemetry(metrics: ChatMetrics, logger: Logger): Telemetry
           ...(code === undefined ? {} : { code }),
         },
         `${req.method} /recv ${status === 0 ? 'aborted' : status} ${outcome}`,
+      );
+    },
+    requestEnded({ req, path, status, ms }: RequestEnded): void {
+      if (!logger.isLevelEnabled('info')) return;
+      logger.info(
+        { reqId: requestId(req), method: req.method, path, status, ms: Math.round(ms) },
+        `${req.method} ${path} ${status}`,
       );
     },
     delivered(count: number): void {

@@ -80,9 +80,21 @@ describe('GET /health', () => {
 });
 
 describe('security headers', () => {
-  it('sets a CSP without inline scripts on every answer', async () => {
+  it('answers the JSON routes of the lane (/recv, /time) with nosniff, same-origin and no-store', async () => {
     chat = await startTestChat();
-    const csp = (await chat.get('/time')).headers.get('content-security-policy') ?? '';
+    await chat.send({ text: 'hi' });
+    for (const path of ['/time', '/recv?since=0']) {
+      const headers = (await chat.get(path)).headers;
+      expect(headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(headers.get('cross-origin-resource-policy'), path).toBe('same-origin');
+      expect(headers.get('cache-control'), path).toBe('no-store');
+      expect(headers.get('content-type'), path).toBe('application/json; charset=utf-8');
+    }
+  });
+
+  it('sets a CSP without inline scripts on the answers of the app', async () => {
+    chat = await startTestChat();
+    const csp = (await chat.get('/history')).headers.get('content-security-policy') ?? '';
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain("unsafe-inline';script");
     expect(csp).not.toContain('upgrade-insecure-requests');
