@@ -36,7 +36,7 @@ export function sendRoute(chat: ChatContext, options: SendOptions = {}): Request
   const acceptedTypes = ['application/json', 'application/x-www-form-urlencoded'];
   const { metrics, store } = options;
 
-  const guard: RequestHandler = (req, res, next) => {
+  const checkRequest: RequestHandler = (req, res, next) => {
     res.locals.sendStarted = performance.now();
     checkSameSite(req);
     if (!req.is(acceptedTypes)) throw httpError('unsupported_media_type');
@@ -72,7 +72,7 @@ export function sendRoute(chat: ChatContext, options: SendOptions = {}): Request
   }
 
   return [
-    guard,
+    checkRequest,
     ...(options.limit ? [options.limit.middleware] : []),
     express.json({ limit: BODY_LIMIT }),
     express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 20 }),
