@@ -95,6 +95,8 @@ export class MessageLog {
   readonly #now: () => number;
   readonly #sweep: NodeJS.Timeout;
   #trustRing: boolean;
+  /** The room at the most recently used end of `#rooms`. */
+  #newest: Room | undefined;
   #flushScheduled = false;
   #closed = false;
 
@@ -146,6 +148,7 @@ export class MessageLog {
     const last = lastOf(room);
     if (last === undefined) return undefined;
     this.#use(room);
+    room.usedAt = this.#now();
     if (since >= last) return this.#trustRing && since === last ? [] : undefined;
     const first = last - room.ring.length + 1;
     if (since < first - 1) return undefined;
@@ -244,6 +247,7 @@ export class MessageLog {
     clearInterval(this.#sweep);
     for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
     this.#rooms.clear();
+    this.#newest = undefined;
   }
 
   #room(name: string): Room {
@@ -263,14 +267,17 @@ export class MessageLog {
       usedAt: this.#now(),
     };
     this.#rooms.set(name, room);
+    this.#newest = room;
     if (this.#rooms.size > this.#maxRooms) this.#evictOne();
     return room;
   }
 
-  /** Moves a room to the most recently used end. */
+  /** Moves a room to the most recently used end (at once when it is there already: the busy room). */
   #use(room: Room): void {
+    if (this.#newest === room) return;
     this.#rooms.delete(room.name);
     this.#rooms.set(room.name, room);
+    this.#newest = room;
   }
 
   /**
@@ -292,6 +299,7 @@ export class MessageLog {
   }
 
   #drop(room: Room): void {
+    if (this.#newest === room) this.#newest = undefined;
     clearTimeout(room.gapTimer);
     room.gapTimer = undefined;
     this.#rooms.delete(room.name);

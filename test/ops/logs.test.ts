@@ -82,6 +82,26 @@ describe('the request log', () => {
     });
   });
 
+  describe('at LOG_LEVEL=warn', () => {
+    it('writes no line for ordinary answers, still echoes the id, and still logs a bug with its stack', async () => {
+      class BuggyStore extends MemoryStore {
+        override async before(): Promise<never> {
+          throw new Error('a bug in the store');
+        }
+      }
+      const captured = captureLog('warn');
+      chat = await startTestChat({}, { store: new BuggyStore(), log: captured.log });
+      const ok = await chat.get('/history?limit=x', { headers: { 'X-Request-Id': 'edge-7' } });
+      expect(ok.status).toBe(400);
+      expect(ok.headers.get('x-request-id')).toBe('edge-7');
+      expect((await chat.get('/history')).status).toBe(500);
+      const line = await captured.next(requestLine('GET', '/history'), 'the bug\'s line');
+      expect(line).toMatchObject({ level: 'error', status: 500, code: 'internal_error' });
+      expect((line.err as { stack: string }).stack).toContain('a bug in the store');
+      expect(captured.lines).toHaveLength(1);
+    });
+  });
+
   describe('when a message is sent', () => {
     it('never writes its text or nickname at info', async () => {
       const captured = captureLog('info');
