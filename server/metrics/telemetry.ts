@@ -12,15 +12,26 @@
  *    "ms":25003,"room":"main","outcome":"timeout","msg":"GET /recv 200 timeout"}
  */
 import type { Logger } from 'pino';
-import type { PollEnded, RequestEnded, Telemetry } from '../telemetry.ts';
+import type { PollEnded, PollOutcome, RequestEnded, Telemetry } from '../telemetry.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
 
 export function createTelemetry(metrics: ChatMetrics, logger: Logger): Telemetry {
+  // One child per outcome, made once: `observe({outcome}, …)` would hash the
+  // labels on every poll, and polls are most of the traffic.
+  const durations = new Map<PollOutcome, { observe(value: number): void }>();
+  const durationOf = (outcome: PollOutcome) => {
+    let child = durations.get(outcome);
+    if (!child) {
+      child = metrics.pollSeconds.labels({ outcome });
+      durations.set(outcome, child);
+    }
+    return child;
+  };
   return {
     pollEnded(ended: PollEnded): void {
       const { req, room, outcome, status, code, ms } = ended;
-      metrics.pollSeconds.observe({ outcome }, ms / 1000);
+      durationOf(outcome).observe(ms / 1000);
       if (code !== undefined) metrics.refused.inc({ code });
       const level = status >= 500 && status !== 503 ? 'error' : 'info';
       if (!logger.isLevelEnabled(level)) return;
