@@ -185,7 +185,10 @@ export function createRecvHandler(chat: ChatContext) {
     const polls = deferred;
     deferred = [];
     for (const { req, res, rawQuery, room, since, started } of polls) {
-      if (res.destroyed) continue; // Gone meanwhile: nothing holds it.
+      if (res.destroyed) {
+        ended(req, room, 'gone', 0, started); // Gone meanwhile: nothing holds it.
+        continue;
+      }
       // The ring only grows within a turn; a room dropped meanwhile is asked again.
       const found = messages.catchUp(room, since);
       if (found === undefined || found.length === 0) {
