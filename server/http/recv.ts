@@ -130,8 +130,9 @@ export function createRecvHandler(chat: ChatContext) {
       writeError(res, error);
       ended(req, room, 'error', error.status, started, error.code);
     };
-    const address = addressOf(req);
-    const early = waiters.refusal(address);
+    // The address is read only for a poll that is to wait: a socket's
+    // remote address is a system call, and most polls are answered at once.
+    const early = waiters.refusal(undefined);
     if (early === 'closed') return refuse(shuttingDown());
     if (early === 'overloaded')
       return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
@@ -163,6 +164,7 @@ export function createRecvHandler(chat: ChatContext) {
       }
       if (fresh) return answer(req, res, room, [], since, 'presence', started);
     }
+    const address = addressOf(req);
     const late = waiters.refusal(address);
     if (late === 'closed') return refuse(shuttingDown());
     if (late === 'overloaded') return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));

@@ -129,13 +129,13 @@ export class Waiters {
     }
   }
 
-  /** Why a poll from `address` could not wait now, if it could not. */
-  refusal(address: string): Refusal | undefined {
+  /** Why a poll from `address` (any address when undefined) could not wait now, if it could not. */
+  refusal(address: string | undefined): Refusal | undefined {
     if (this.#closed) return 'closed';
     if (this.#queue.size >= this.#options.maxWaiters) return 'overloaded';
     const perAddress = this.#options.maxPerAddress;
-    if (perAddress > 0 && (this.#perAddress.get(address) ?? 0) >= perAddress)
-      return 'address_limit';
+    if (address === undefined || perAddress === 0) return undefined;
+    if ((this.#perAddress.get(address) ?? 0) >= perAddress) return 'address_limit';
     return undefined;
   }
 
