@@ -130,14 +130,13 @@ async function main(): Promise<void> {
     await sleep(SETTLE_S * 1_000);
     const after = rssBytes(child.pid!);
     const growth = (after - before) / MB;
-    process.stdout.write(
-      [
-        `RSS before: ${(before / MB).toFixed(1)} MB`,
-        `RSS right after the rooms: ${(peak / MB).toFixed(1)} MB`,
-        `RSS ${SETTLE_S} s later: ${(after / MB).toFixed(1)} MB`,
-        `kept: ${growth.toFixed(1)} MB (target < ${TARGET_MB} MB): ${growth < TARGET_MB ? 'met' : 'MISSED'}`,
-      ].join('\n') + '\n',
-    );
+    const lines = [
+      `RSS before: ${(before / MB).toFixed(1)} MB`,
+      `RSS right after the rooms: ${(peak / MB).toFixed(1)} MB`,
+      `RSS ${SETTLE_S} s later: ${(after / MB).toFixed(1)} MB`,
+      `kept: ${growth.toFixed(1)} MB (target < ${TARGET_MB} MB): ${growth < TARGET_MB ? 'met' : 'MISSED'}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
     process.exitCode = growth < TARGET_MB ? 0 : 1;
   } finally {
     child.kill('SIGTERM');

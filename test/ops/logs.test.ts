@@ -95,7 +95,7 @@ describe('the request log', () => {
       expect(ok.status).toBe(400);
       expect(ok.headers.get('x-request-id')).toBe('edge-7');
       expect((await chat.get('/history')).status).toBe(500);
-      const line = await captured.next(requestLine('GET', '/history'), 'the bug\'s line');
+      const line = await captured.next(requestLine('GET', '/history'), "the bug's line");
       expect(line).toMatchObject({ level: 'error', status: 500, code: 'internal_error' });
       expect((line.err as { stack: string }).stack).toContain('a bug in the store');
       expect(captured.lines).toHaveLength(1);
