@@ -1,6 +1,7 @@
 /**
- * The bench report (bench/report/), rendered from the sample run in
- * bench/results/sample.json and from variations of it: targets judged,
+ * The bench report (bench/report/), rendered from a full run kept as a
+ * fixture (test/bench/fixtures/full-run.json, an earlier bench/results/sample.json,
+ * so the sample can be refreshed without touching the tests) and from variations of it: targets judged,
  * one colour per server, bars for a single N, shared histogram axes, quick
  * runs marked, no internal references in headings.
  */
@@ -13,7 +14,7 @@ import { renderTable } from '../../bench/report/table.ts';
 import { judgeTargets } from '../../bench/report/targets.ts';
 
 const sample = (): Results =>
-  JSON.parse(readFileSync('bench/results/sample.json', 'utf8')) as Results;
+  JSON.parse(readFileSync(new URL('fixtures/full-run.json', import.meta.url), 'utf8')) as Results;
 
 /** The HTML of one `<section>`, found by the start of its heading. */
 function section(html: string, heading: string): string {
