@@ -39,12 +39,14 @@ export class ChatServer {
 
   /**
    * Starts a server on a free port; later restarts reuse that port and database.
-   * @param databaseUrl undefined for a fresh SQLite file. @default process.env.DATABASE_URL
+   * @param database `'fresh-sqlite'` for a fresh SQLite file of its own,
+   *   whatever `DATABASE_URL` says (a test that deletes the file); otherwise
+   *   a URL. @default process.env.DATABASE_URL, else a fresh SQLite file
    */
   static async start(
-    databaseUrl: string | undefined = process.env.DATABASE_URL,
+    database: string | 'fresh-sqlite' | undefined = process.env.DATABASE_URL,
   ): Promise<ChatServer> {
-    const server = new ChatServer(databaseUrl);
+    const server = new ChatServer(database === 'fresh-sqlite' ? undefined : database);
     await server.start();
     return server;
   }

@@ -15,7 +15,7 @@ test.describe('when the database is deleted under an open tab', () => {
     browser,
     room,
   }) => {
-    const server = await ChatServer.start(undefined);
+    const server = await ChatServer.start('fresh-sqlite');
     const context = await browser.newContext();
     const problems: string[] = [];
     try {

@@ -82,7 +82,7 @@ async function frame(page: Page, shots: { title: string; png: Buffer }[]): Promi
 }
 
 async function main(): Promise<void> {
-  const server = await ChatServer.start(undefined);
+  const server = await ChatServer.start('fresh-sqlite');
   const browser = await chromium.launch({ ...chromiumLaunchOptions(), headless: true });
   try {
     const ann = await openChat(browser, server.url, 'Ann');
