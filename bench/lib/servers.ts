@@ -64,10 +64,11 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       POLL_TIMEOUT_MS: String(options.pollTimeoutMs ?? 60_000),
       SERVE_STATIC: 'false',
       WORKERS: String(workers),
+      BENCH_COUNT_POLLS: '1',
     },
     cursors: true,
-    // chat_polls_waiting, summed over the workers (/health says only ok).
-    readyPath: '/metrics',
+    // The polls each worker holds (bench/servers/bench-routes.mjs).
+    readyPath: '/bench/stats',
     processes: workers,
   };
 }

@@ -16,9 +16,8 @@ export interface Target {
   cursors: boolean;
   /**
    * A route that tells how many polls the server holds, so the generator can
-   * wait until it holds every one: `{"waiting":n,"pid":p}` per process (the
-   * baselines), or Prometheus text with `chat_polls_waiting` (the chat's
-   * `/metrics`, already summed over cluster workers).
+   * wait until it holds every one: `{"waiting":n,"pid":p}` per process
+   * (the baselines' `/stats`, the chat's bench-only `/bench/stats`).
    */
   readyPath: string;
   /** Server processes to sum `waiting` over (cluster workers). */
@@ -133,15 +132,7 @@ async function armed(target: Target, count: number, timeoutMs: number): Promise<
       conn.request(probe, (_s, b) => resolve(b), reject),
     );
     conn.close();
-    const text = body.toString();
-    const metric = /^chat_polls_waiting (\d+)$/m.exec(text);
-    if (metric) {
-      latest.set(0, Number(metric[1]));
-      if (Number(metric[1]) >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      continue;
-    }
-    const { waiting, pid } = JSON.parse(text) as { waiting: number; pid: number };
+    const { waiting, pid } = JSON.parse(body.toString()) as { waiting: number; pid: number };
     latest.set(pid, waiting);
     let total = 0;
     for (const value of latest.values()) total += value;

@@ -1,5 +1,5 @@
 /**
- * Two bench-only routes, preloaded into every server under test
+ * Three bench-only routes, preloaded into every server under test
  * (`node --expose-gc --import ./bench/servers/bench-routes.mjs …`), so the
  * product has no such routes. Cluster workers inherit `--import`.
  *
@@ -8,6 +8,13 @@
  * - `GET /bench/gc`: runs a full garbage collection, so T5 reads the memory
  *   the waiting polls hold, not garbage a lazy collector has not freed yet
  *   (up to a young generation's worth: several KB per client at N=10,000).
+ * - `GET /bench/stats`: `{waiting, pid}`, the `GET /recv` requests this
+ *   process holds unanswered, for the load generator to know when every
+ *   poll is in. Counted only with `BENCH_COUNT_POLLS=1` (the chat; the
+ *   baselines keep their own `/stats`). The chat's own count is on
+ *   `/metrics`, but a scrape there also lists the process's open files and
+ *   handles, 10,000 of each at T5's N=10,000: polled every 50 ms while T5
+ *   arms, it cost the chat more CPU and garbage than its polls did.
  *
  * And, under `--cpu-prof` only: SIGTERM exits normally in a server that does
  * not handle it itself (the baselines), since Node writes the profile only
@@ -23,8 +30,22 @@ function reply(res, body) {
   res.end(json);
 }
 
+const countPolls = process.env.BENCH_COUNT_POLLS === '1';
+let waiting = 0;
+const answered = () => {
+  waiting -= 1;
+};
+
 const emit = http.Server.prototype.emit;
 http.Server.prototype.emit = function (event, req, res, ...rest) {
+  if (countPolls && event === 'request' && req.url.startsWith('/recv')) {
+    waiting += 1;
+    res.once('close', answered);
+  }
+  if (event === 'request' && req.url === '/bench/stats') {
+    reply(res, { waiting, pid: process.pid });
+    return true;
+  }
   if (event === 'request' && req.url === '/burn') {
     const until = performance.now() + BURN_MS;
     let spins = 0;
