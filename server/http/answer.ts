@@ -17,10 +17,10 @@ export interface Body {
 }
 
 /**
- * Every `/recv` answer's headers. `/recv` is answered outside Express and
- * helmet (`entry.ts`): of helmet's dozen headers only these two mean anything
- * on a JSON answer read by XHR (no MIME sniffing; no cross-origin no-cors
- * reads), and writing 5 header lines instead of 16 per answer is a third of a
+ * The headers of every `/recv`, `/time` and `/send` answer, which skip helmet
+ * (`entry.ts`): of helmet's dozen headers only these two mean anything on a
+ * JSON answer read by XHR (no MIME sniffing; no cross-origin no-cors reads),
+ * and writing 5 header lines instead of 16 per answer is a third of a
  * delivery's CPU.
  */
 export const JSON_HEADERS = {

@@ -46,15 +46,17 @@ export function createApp(
   // For operators, not in API_ROUTES: the shipped proxies do not pass it on.
   if (ops?.metricsOnChatPort) app.get('/metrics', metricsRoute(ops.metricsOnChatPort));
 
+  // Before helmet: a JSON API route, with the JSON headers (answer.ts, entry.ts).
+  app.post(
+    '/send',
+    ...sendRoute(chat, { limit: sendLimit, metrics: ops?.metrics, store: ops?.store }),
+  );
+
   // helmet's default CSP: scripts only from our own origin, no inline script.
   // Without `upgrade-insecure-requests`, which breaks a chat served over plain
   // HTTP on a LAN address (the browser asks for its scripts over HTTPS).
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
-  app.post(
-    '/send',
-    ...sendRoute(chat, { limit: sendLimit, metrics: ops?.metrics, store: ops?.store }),
-  );
   app.get('/history', historyRoute(chat, ops?.store));
   app.get('/time', timeRoute);
   app.get('/health', healthRoute(chat, ops?.store));

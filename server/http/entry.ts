@@ -21,7 +21,10 @@
  *   site's page can read them): of helmet's headers, the ones that mean
  *   anything on a JSON answer (`answer.ts`, `JSON_HEADERS`). CSP, frame and
  *   referrer policies act on documents, and the page carries them.
- * - Everything else (the page, its assets, `/send`, `/history`, `/health`,
+ * - `POST /send`: the same four, set by its route in the Express app,
+ *   where it is mounted ahead of helmet (`routes/send.ts` has the figures: a
+ *   sender waits for this answer before its next message).
+ * - Everything else (the page, its assets, `/history`, `/health`, other
  *   errors): helmet's full set, through the Express app.
  * The request log: the lane reports each answer to `Telemetry` (one line per
  * request, as pino-http writes for the rest). Middleware added to the app for
