@@ -11,7 +11,7 @@ const FIXED: Record<string, string> = {
   'chat-w2': '#7c3aed', // violet: the chat at WORKERS=2
   'chat-disk': '#60a5fa', // light blue: the chat with its SQLite file on disk
   'chat-mysql': '#0891b2', // cyan: the chat on MySQL
-  'bare-http': '#6b7280', // grey: the raw node:http ceiling
+  'bare-http': '#6b7280', // grey: the in-memory node:http baseline
   'bare-express': '#16a34a', // green: bare Express
   naive: '#dc2626', // red: the naive 2011 chat
 };

@@ -97,7 +97,7 @@ export function renderHtml(r: Results): string {
   const sections = [
     section(
       'T1 GET /time: requests per second',
-      "The articles' first test (<code>ab -k</code>): pure server overhead. The raw <code>node:http</code> server is the ceiling.",
+      "The articles' first test (<code>ab -k</code>): pure server overhead. The target compares the chat with bare Express; the in-memory <code>node:http</code> server shows what Node's HTTP stack allows.",
       barChart(
         r.t1.map((row) => ({
           label: row.label,

@@ -58,6 +58,10 @@ export function barChart(bars: Bar[], unit: string, axisTitle = unit): string {
 <text x="${(left + width - right) / 2}" y="${height - 4}" text-anchor="middle" class="axis">${escapeHtml(axisTitle)}</text></svg>`;
 }
 
+/** The plot's own width; the legend is added to it. */
+const PLOT_WIDTH = 490;
+export const LEGEND_CHAR_PX = 7;
+
 export interface Series {
   name: string;
   colour: string;
@@ -74,9 +78,12 @@ export function lineChart(
   yLabel: string,
   categories?: string[],
 ): string {
-  const width = 720;
+  // The legend, right of the plot, is as wide as its longest name: 12 px
+  // text is at most about 7 px a character.
+  const longest = Math.max(0, ...series.map((s) => s.name.length));
+  const pad = { left: 60, right: 40 + longest * LEGEND_CHAR_PX, top: 12, bottom: 40 };
+  const width = pad.left + PLOT_WIDTH + pad.right;
   const height = 300;
-  const pad = { left: 60, right: 170, top: 12, bottom: 40 };
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
   if (xs.length === 0) return '<p>No data.</p>';

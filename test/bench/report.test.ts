@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Results } from '../../bench/lib/context.ts';
 import { serverColour } from '../../bench/report/colours.ts';
 import { renderHtml } from '../../bench/report/html.ts';
+import { LEGEND_CHAR_PX } from '../../bench/report/svg.ts';
 import { renderTable } from '../../bench/report/table.ts';
 import { judgeTargets } from '../../bench/report/targets.ts';
 
@@ -97,6 +98,27 @@ describe('renderHtml', () => {
     expect(t4).not.toContain('<path');
     expect(t4).toContain('(N = 10)');
     expect(t4).toContain('mean ms per request, waiting clients N = 10');
+  });
+
+  it('should leave room in every line chart for its legend, whatever the names', () => {
+    const run = sample();
+    const long = 'a server with a much longer name than any of ours (SQLite)';
+    run.t4 = run.t4.map((row, i) => (i === 0 ? { ...row, label: long } : row));
+    const html = renderHtml(run);
+    const charts = [...html.matchAll(/<svg viewBox="0 0 (\d+) \d+"[\s\S]*?<\/svg>/g)];
+    const legends = charts.flatMap(([svg, width]) =>
+      [
+        ...svg.matchAll(
+          /<rect x="[\d.]+" y="[\d.]+" width="12" height="12" fill="#[0-9a-f]{6}"\/><text x="([\d.]+)"[^>]*>([^<]+)</g,
+        ),
+      ].map(([, x, name]) => ({
+        name: name!,
+        end: Number(x) + name!.length * LEGEND_CHAR_PX,
+        width: Number(width),
+      })),
+    );
+    expect(legends.map((l) => l.name)).toContain(long);
+    for (const legend of legends) expect(legend.end, legend.name).toBeLessThanOrEqual(legend.width);
   });
 
   it('should give the histograms axis titles and the same axes', () => {
