@@ -14,9 +14,10 @@
  * Its answers carry the JSON headers of `/recv` and `/time` (answer.ts,
  * `JSON_HEADERS`), not helmet's dozen: the route is mounted ahead of helmet
  * (app.ts). Those headers act on documents, and a sender waits for its
- * answer: bench T6, where each sender waits for its acknowledgement,
- * delivered 1.14–1.25× the in-memory baseline (medians of 3 rounds, 3 runs)
- * with them and 1.46–1.90× (2 runs) without.
+ * answer: in bench T6, where each sender waits for its acknowledgement, the
+ * chat delivered 1.14–1.25× the in-memory baseline with them (medians of 3
+ * rounds, 3 runs) and 1.17–1.90× without (6 runs, two of them full benches,
+ * on a machine whose speed swings by ±15%).
  */
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { limits, type SendAnswer } from '../../../protocol/protocol.ts';
