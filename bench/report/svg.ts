@@ -60,7 +60,7 @@ export function barChart(bars: Bar[], unit: string, axisTitle = unit): string {
 
 /** The plot's own width; the legend is added to it. */
 const PLOT_WIDTH = 490;
-export const LEGEND_CHAR_PX = 7;
+const LEGEND_CHAR_PX = 7;
 
 export interface Series {
   name: string;

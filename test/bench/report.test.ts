@@ -10,7 +10,6 @@ import { describe, expect, it } from 'vitest';
 import type { Results } from '../../bench/lib/context.ts';
 import { serverColour } from '../../bench/report/colours.ts';
 import { renderHtml } from '../../bench/report/html.ts';
-import { LEGEND_CHAR_PX } from '../../bench/report/svg.ts';
 import { renderTable } from '../../bench/report/table.ts';
 import { judgeTargets } from '../../bench/report/targets.ts';
 
@@ -101,6 +100,8 @@ describe('renderHtml', () => {
   });
 
   it('should leave room in every line chart for its legend, whatever the names', () => {
+    // The report's 12 px system-ui text: at most about 7 px a character.
+    const charPx = 7;
     const run = sample();
     const long = 'a server with a much longer name than any of ours (SQLite)';
     run.t4 = run.t4.map((row, i) => (i === 0 ? { ...row, label: long } : row));
@@ -113,7 +114,7 @@ describe('renderHtml', () => {
         ),
       ].map(([, x, name]) => ({
         name: name!,
-        end: Number(x) + name!.length * LEGEND_CHAR_PX,
+        end: Number(x) + name!.length * charPx,
         width: Number(width),
       })),
     );
