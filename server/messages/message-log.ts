@@ -148,7 +148,6 @@ export class MessageLog {
     const last = lastOf(room);
     if (last === undefined) return undefined;
     this.#use(room);
-    room.usedAt = this.#now();
     if (since >= last) return this.#trustRing && since === last ? [] : undefined;
     const first = last - room.ring.length + 1;
     if (since < first - 1) return undefined;
@@ -170,7 +169,6 @@ export class MessageLog {
   accept(message: Message): void {
     if (this.#closed) return;
     const room = this.#room(message.room);
-    room.usedAt = this.#now();
     const last = lastOf(room);
     if (last === undefined || message.id === last + 1) {
       this.#append(room, message);
@@ -272,8 +270,13 @@ export class MessageLog {
     return room;
   }
 
-  /** Moves a room to the most recently used end (at once when it is there already: the busy room). */
+  /**
+   * Marks a room used now and moves it to the most recently used end (at
+   * once when it is there already: the busy room). Both here, so the map's
+   * order stays the order of `usedAt`, which `dropIdle` stops early on.
+   */
   #use(room: Room): void {
+    room.usedAt = this.#now();
     if (this.#newest === room) return;
     this.#rooms.delete(room.name);
     this.#rooms.set(room.name, room);
