@@ -25,6 +25,7 @@ import { type Bus, LocalBus } from './bus/bus.ts';
 import { ClusterBus } from './bus/cluster-bus.ts';
 import { RedisBus } from './bus/redis-bus.ts';
 import { type Config, trustProxyWarning } from './config.ts';
+import { clientAddress } from './http/client-address.ts';
 import type { ChatContext } from './http/context.ts';
 import { createRequestListener } from './http/entry.ts';
 import { createSendLimit } from './http/rate-limit.ts';
@@ -113,6 +114,7 @@ export async function startChat(
     pollTimeoutMs: config.pollTimeoutMs,
     maxWaiters: config.maxWaiters,
     maxPerAddress: config.maxPollsPerAddress,
+    addressOf: clientAddress(config.trustProxy),
     presenceNotifyMs: config.presenceNotifyMs,
     log,
   });

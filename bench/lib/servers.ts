@@ -58,7 +58,11 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       DATABASE_URL: options.databaseUrl,
       SEND_RATE: '0',
       // Every bench client comes from 127.0.0.1: the per-address poll limit
-      // (100 by default) would refuse all but 100 of T5's polls.
+      // (100 by default) would refuse all but 100 of T5's polls. Above every
+      // N here, the chat never counts addresses (it starts at this many
+      // waiting polls, server/http/waiters.ts): a chat at the default with
+      // more polls than that also reads each new connection's address once
+      // (getpeername; its self time was about 9 µs a poll in a profile of T5).
       MAX_POLLS_PER_ADDRESS: '1000000',
       LOG_LEVEL: 'warn',
       POLL_TIMEOUT_MS: String(options.pollTimeoutMs ?? 60_000),

@@ -25,7 +25,6 @@ import { HttpError, httpError } from '../errors.ts';
 import { PAGE_SIZE } from '../messages/message-log.ts';
 import type { PollOutcome } from '../telemetry.ts';
 import { writeBody, writeError } from './answer.ts';
-import { clientAddress } from './client-address.ts';
 import type { ChatContext } from './context.ts';
 import { parseClient, parseId, parseRoom } from './validate.ts';
 import { withTimeout } from './with-timeout.ts';
@@ -39,7 +38,6 @@ interface RecvQuery {
 /** Returns the handler of every `GET /recv` (and `HEAD`, which Express passes on). */
 export function createRecvHandler(chat: ChatContext) {
   const { messages, waiters, presence, store, config, telemetry } = chat;
-  const addressOf = clientAddress(config.trustProxy);
 
   function ended(
     req: IncomingMessage,
@@ -130,9 +128,10 @@ export function createRecvHandler(chat: ChatContext) {
       writeError(res, error);
       ended(req, room, 'error', error.status, started, error.code);
     };
-    // The address is read only for a poll that is to wait: a socket's
-    // remote address is a system call, and most polls are answered at once.
-    const early = waiters.refusal(undefined);
+    // Refused early when no poll could wait; a poll's own address is
+    // checked only when it is to wait (`waiters.wait`): most polls are
+    // answered at once.
+    const early = waiters.refusal();
     if (early === 'closed') return refuse(shuttingDown());
     if (early === 'overloaded')
       return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
@@ -164,14 +163,14 @@ export function createRecvHandler(chat: ChatContext) {
       }
       if (fresh) return answer(req, res, room, [], since, 'presence', started);
     }
-    const address = addressOf(req);
-    const late = waiters.refusal(address);
-    if (late === 'closed') return refuse(shuttingDown());
-    if (late === 'overloaded') return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
-    if (late === 'address_limit') {
+    const refused = waiters.wait(res, room, since, client);
+    if (refused === 'closed') return refuse(shuttingDown());
+    if (refused === 'overloaded') {
+      return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
+    }
+    if (refused === 'address_limit') {
       return refuse(httpError('too_many_polls', undefined, { retryAfter: 5 }));
     }
-    waiters.wait(res, room, since, client, address);
   }
 
   /** Catch-ups found in the log, answered together at the end of the turn. */

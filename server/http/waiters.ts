@@ -12,9 +12,11 @@
  * - Serialise once. Waiters of a room that share a cursor get the very same
  *   body; waiters behind the log's ring share one store read per cursor.
  * - Fair share. One client address holds at most `maxPerAddress` waiters,
- *   and the process at most `maxWaiters`.
+ *   and the process at most `maxWaiters`. Addresses are read and counted
+ *   only while the process holds enough polls for one address to reach its
+ *   limit (`#byAddress`).
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Message } from '../../protocol/protocol.ts';
 import type { Log } from '../log.ts';
 import { type MessageLog, PAGE_SIZE } from '../messages/message-log.ts';
@@ -22,6 +24,7 @@ import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
 import type { PollOutcome, Telemetry } from '../telemetry.ts';
 import { type Body, recvBody, writeBody } from './answer.ts';
+import type { AddressOf } from './client-address.ts';
 
 export interface WaitersOptions {
   messages: MessageLog;
@@ -31,8 +34,10 @@ export interface WaitersOptions {
   pollTimeoutMs: number;
   /** Waiting polls this process holds at most. */
   maxWaiters: number;
-  /** Waiting polls one client address holds at most. */
+  /** Waiting polls one client address holds at most; 0: no limit. */
   maxPerAddress: number;
+  /** A request's client address (client-address.ts), read only while polls are counted by address. */
+  addressOf: AddressOf;
   /** How often the online count of rooms with waiters is checked; 0: never. */
   presenceNotifyMs: number;
   log?: Log;
@@ -50,7 +55,8 @@ interface Waiter {
   /** The id of the last message the client has; undefined for the 2011 client ("the next message"). */
   cursor: number | undefined;
   client: string | undefined;
-  address: string;
+  /** The client's address, read once polls are counted by address (`#byAddress`). */
+  address: string | undefined;
   deadline: number;
   /** The online count the client was last shown. */
   online: number;
@@ -73,7 +79,15 @@ export class Waiters {
   readonly #rooms = new Map<string, WaitingRoom>();
   /** Every waiter, in deadline order (insertion order of a Set). */
   readonly #queue = new Set<Waiter>();
-  readonly #perAddress = new Map<string, number>();
+  /**
+   * Waiting polls by client address, while they are counted: from the moment
+   * the process holds `maxPerAddress` polls until it holds fewer than half
+   * of that. Below `maxPerAddress` polls in all, no address can be at its
+   * limit, so none is read: reading one is a system call (getpeername) per
+   * connection, which was 6% of the server's CPU in bench T5's fan-out.
+   * While the map exists, every waiter is counted in it.
+   */
+  #byAddress: Map<string, number> | undefined;
   /** Catch-up bodies of each room at its head, by cursor (`catchUpBody`). */
   readonly #catchUps = new Map<
     string,
@@ -129,29 +143,33 @@ export class Waiters {
     }
   }
 
-  /** Why a poll from `address` (any address when undefined) could not wait now, if it could not. */
-  refusal(address: string | undefined): Refusal | undefined {
+  /** Why no poll could wait now, if none could (a poll's own address is checked by `wait`). */
+  refusal(): Exclude<Refusal, 'address_limit'> | undefined {
     if (this.#closed) return 'closed';
     if (this.#queue.size >= this.#options.maxWaiters) return 'overloaded';
-    const perAddress = this.#options.maxPerAddress;
-    if (address === undefined || perAddress === 0) return undefined;
-    if ((this.#perAddress.get(address) ?? 0) >= perAddress) return 'address_limit';
     return undefined;
   }
 
   /**
    * Holds `res` until a message after `cursor` arrives, the poll timeout
    * passes, the client goes away, the online count changes, or shutdown.
-   * The caller checked `refusal` first.
+   * Returns why it did not, when it refused the poll: the caller answers it.
    */
   wait(
     res: ServerResponse,
     roomName: string,
     cursor: number | undefined,
     client: string | undefined,
-    address: string,
-  ): void {
-    if (res.closed || res.writableEnded) return;
+  ): Refusal | undefined {
+    const refused = this.refusal();
+    if (refused !== undefined) return refused;
+    const address = this.#addressToCount(res.req);
+    const byAddress = this.#byAddress;
+    if (address !== undefined && byAddress !== undefined) {
+      const held = byAddress.get(address) ?? 0;
+      if (held >= this.#options.maxPerAddress) return 'address_limit';
+    }
+    if (res.closed || res.writableEnded) return undefined;
     let room = this.#rooms.get(roomName);
     if (!room) {
       room = { name: roomName, waiters: new Set() };
@@ -170,11 +188,32 @@ export class Waiters {
     (res as TrackedResponse)[WAITER] = waiter;
     room.waiters.add(waiter);
     this.#queue.add(waiter);
-    this.#perAddress.set(address, (this.#perAddress.get(address) ?? 0) + 1);
+    if (address !== undefined) byAddress?.set(address, (byAddress.get(address) ?? 0) + 1);
     // `on`, not `once`: `#remove` takes the listener off on every exit anyway,
     // and `once` would allocate a wrapper and its state per waiting poll.
     res.on('close', onResponseClose);
     if (this.#timer === undefined) this.#armTimer();
+    return undefined;
+  }
+
+  /**
+   * The address a new poll from `req` counts under, or undefined while polls
+   * are not counted. Counting starts here, when the process holds
+   * `maxPerAddress` polls: each waiting poll's address is read then, once.
+   */
+  #addressToCount(req: IncomingMessage): string | undefined {
+    const limit = this.#options.maxPerAddress;
+    if (limit === 0) return undefined;
+    if (this.#byAddress === undefined) {
+      if (this.#queue.size < limit) return undefined;
+      const byAddress = new Map<string, number>();
+      for (const waiter of this.#queue) {
+        waiter.address ??= this.#options.addressOf(waiter.res.req);
+        byAddress.set(waiter.address, (byAddress.get(waiter.address) ?? 0) + 1);
+      }
+      this.#byAddress = byAddress;
+    }
+    return this.#options.addressOf(req);
   }
 
   /** The answer for `messages` in `room`, with the room's online count. */
@@ -344,9 +383,17 @@ export class Waiters {
     room.waiters.delete(waiter);
     if (room.waiters.size === 0) this.#rooms.delete(room.name);
     this.#queue.delete(waiter);
-    const held = (this.#perAddress.get(waiter.address) ?? 1) - 1;
-    if (held > 0) this.#perAddress.set(waiter.address, held);
-    else this.#perAddress.delete(waiter.address);
+    const byAddress = this.#byAddress;
+    if (byAddress !== undefined) {
+      if (this.#queue.size < this.#options.maxPerAddress / 2) {
+        this.#byAddress = undefined;
+      } else {
+        const address = waiter.address!;
+        const held = (byAddress.get(address) ?? 1) - 1;
+        if (held > 0) byAddress.set(address, held);
+        else byAddress.delete(address);
+      }
+    }
     waiter.res.removeListener('close', onResponseClose);
     // Not `delete`: it would turn every answered response into a slow dictionary-mode object.
     (waiter.res as TrackedResponse)[WAITER] = undefined;

@@ -155,6 +155,69 @@ describe('GET /recv', () => {
       const answers = await Promise.all([...held, other]);
       expect(answers.map((res) => res.status)).toEqual([200, 200, 200]);
     });
+
+    // Addresses are counted only from the moment the process holds as many
+    // polls as one address may (server/http/waiters.ts, `#byAddress`): the
+    // polls that were waiting by then are counted when counting starts.
+    it('counts each address apart when counting starts with polls from several', async () => {
+      chat = await startTestChat({ maxPollsPerAddress: 2, trustProxy: true });
+      const from = (address: string, signal?: AbortSignal) => ({
+        headers: { 'X-Forwarded-For': address },
+        signal,
+      });
+      const held = [
+        chat.get('/recv?since=0', from('203.0.113.7')),
+        chat.get('/recv?since=0', from('198.51.100.9')),
+      ];
+      await until(() => chat.waiters.size === 2, 'one poll from each address to wait');
+      held.push(chat.get('/recv?since=0', from('203.0.113.7')));
+      await until(() => chat.waiters.size === 3, "the first address's second poll to wait");
+      expect((await chat.get('/recv?since=0', from('203.0.113.7'))).status).toBe(429);
+      held.push(chat.get('/recv?since=0', from('198.51.100.9')));
+      await until(() => chat.waiters.size === 4, "the second address's second poll to wait");
+      expect((await chat.get('/recv?since=0', from('198.51.100.9'))).status).toBe(429);
+      await chat.send({ text: 'for all four' });
+      expect((await Promise.all(held)).map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    });
+
+    it('frees the place of a poll that goes away, and counts right when counting starts again', async () => {
+      chat = await startTestChat({ maxPollsPerAddress: 4, trustProxy: true });
+      const headers = { 'X-Forwarded-For': '203.0.113.7' };
+      const poll = () => {
+        const abort = new AbortController();
+        const answer = chat
+          .get('/recv?since=0', { headers, signal: abort.signal })
+          .catch((error: Error) => error);
+        return { abort, answer };
+      };
+      const fill = async (count: number) => {
+        const polls = [];
+        const start = chat.waiters.size;
+        for (let i = 1; i <= count; i++) {
+          polls.push(poll());
+          await until(() => chat.waiters.size === start + i, 'the poll to wait');
+        }
+        return polls;
+      };
+      const first = await fill(4);
+      expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
+      // Counted: one that goes away makes room for one more.
+      first[0]!.abort.abort();
+      await until(() => chat.waiters.size === 3, 'the poll that went away to be dropped');
+      first.push(...(await fill(1)));
+      expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
+      // Down to 1 of 4, under half the limit: counting stops.
+      for (const { abort } of first.slice(1, 4)) abort.abort();
+      await until(() => chat.waiters.size === 1, 'three polls to be dropped');
+      // Polls taken while not counted are counted when counting starts again.
+      const second = await fill(3);
+      expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
+      await chat.send({ text: 'for the four left' });
+      const answers = await Promise.all([first[4]!, ...second].map(({ answer }) => answer));
+      expect(answers.map((res) => (res instanceof Response ? res.status : res.name))).toEqual([
+        200, 200, 200, 200,
+      ]);
+    });
   });
 
   describe('when the cursor is ahead of every message of the room', () => {
