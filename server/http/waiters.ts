@@ -55,13 +55,9 @@ interface Waiter {
   /** The id of the last message the client has; undefined for the 2011 client ("the next message"). */
   cursor: number | undefined;
   client: string | undefined;
-  /** The client's address, read once polls are counted by address (`#byAddress`). */
-  address: string | undefined;
   deadline: number;
   /** The online count the client was last shown. */
   online: number;
-  /** The handler for a client that went away (one function per `Waiters`, not per request). */
-  onGone: (waiter: Waiter) => void;
 }
 
 interface WaitingRoom {
@@ -97,14 +93,24 @@ export class Waiters {
   readonly #presenceTimer: NodeJS.Timeout | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
-  readonly #onGone = (waiter: Waiter): void => {
-    this.#remove(waiter);
-    if (waiter.client !== undefined) this.#options.presence.leave(waiter.room.name, waiter.client);
-    this.#ended(waiter, 'gone', 0);
-  };
+  /**
+   * The one `close` listener of every waiting response (no closure per
+   * request, and no field per waiter to find this `Waiters`): `close` before
+   * the answer means the client went away, and its waiter goes.
+   */
+  readonly #onClose: (this: TrackedResponse) => void;
 
   constructor(options: WaitersOptions) {
     this.#options = options;
+    const gone = (waiter: Waiter): void => {
+      this.#remove(waiter);
+      if (waiter.client !== undefined) options.presence.leave(waiter.room.name, waiter.client);
+      this.#ended(waiter, 'gone', 0);
+    };
+    this.#onClose = function (this: TrackedResponse): void {
+      const waiter = this[WAITER];
+      if (waiter) gone(waiter);
+    };
     options.messages.onAdvance((room, ring, from) => this.#deliver(room, ring, from));
     options.messages.onReset((room, head) => this.#onReset(room, head));
     if (options.presenceNotifyMs > 0) {
@@ -180,10 +186,8 @@ export class Waiters {
       room,
       cursor,
       client,
-      address,
       deadline: Date.now() + this.#options.pollTimeoutMs,
       online: this.#options.presence.count(roomName),
-      onGone: this.#onGone,
     };
     (res as TrackedResponse)[WAITER] = waiter;
     room.waiters.add(waiter);
@@ -191,7 +195,7 @@ export class Waiters {
     if (address !== undefined) byAddress?.set(address, (byAddress.get(address) ?? 0) + 1);
     // `on`, not `once`: `#remove` takes the listener off on every exit anyway,
     // and `once` would allocate a wrapper and its state per waiting poll.
-    res.on('close', onResponseClose);
+    res.on('close', this.#onClose);
     if (this.#timer === undefined) this.#armTimer();
     return undefined;
   }
@@ -199,7 +203,7 @@ export class Waiters {
   /**
    * The address a new poll from `req` counts under, or undefined while polls
    * are not counted. Counting starts here, when the process holds
-   * `maxPerAddress` polls: each waiting poll's address is read then, once.
+   * `maxPerAddress` polls: each waiting poll's address is read then.
    */
   #addressToCount(req: IncomingMessage): string | undefined {
     const limit = this.#options.maxPerAddress;
@@ -208,8 +212,8 @@ export class Waiters {
       if (this.#queue.size < limit) return undefined;
       const byAddress = new Map<string, number>();
       for (const waiter of this.#queue) {
-        waiter.address ??= this.#options.addressOf(waiter.res.req);
-        byAddress.set(waiter.address, (byAddress.get(waiter.address) ?? 0) + 1);
+        const address = this.#options.addressOf(waiter.res.req);
+        byAddress.set(address, (byAddress.get(address) ?? 0) + 1);
       }
       this.#byAddress = byAddress;
     }
@@ -388,13 +392,15 @@ export class Waiters {
       if (this.#queue.size < this.#options.maxPerAddress / 2) {
         this.#byAddress = undefined;
       } else {
-        const address = waiter.address!;
+        // The address it was counted under: Node keeps a socket's peer
+        // address once read, and the headers do not change.
+        const address = this.#options.addressOf(waiter.res.req);
         const held = (byAddress.get(address) ?? 1) - 1;
         if (held > 0) byAddress.set(address, held);
         else byAddress.delete(address);
       }
     }
-    waiter.res.removeListener('close', onResponseClose);
+    waiter.res.removeListener('close', this.#onClose);
     // Not `delete`: it would turn every answered response into a slow dictionary-mode object.
     (waiter.res as TrackedResponse)[WAITER] = undefined;
     if (this.#queue.size === 0) {
@@ -432,13 +438,4 @@ function cacheFor(
     caches.set(room, cache);
   }
   return cache;
-}
-
-/**
- * One shared listener for every waiting response (no closure per request).
- * `close` fires when the client goes away before its answer: its waiter goes.
- */
-function onResponseClose(this: TrackedResponse): void {
-  const waiter = this[WAITER];
-  if (waiter) waiter.onGone(waiter);
 }
