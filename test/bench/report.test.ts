@@ -34,6 +34,25 @@ describe('judgeTargets', () => {
       ]);
     });
 
+    it('should judge /time on the median of the per-round ratios when the run has rounds', () => {
+      const run = sample();
+      // The median row of each server would give 1.00×; the rounds' ratios give 0.85×.
+      run.t1Ratio = {
+        rounds: 3,
+        perRound: [0.8, 0.85, 1.2],
+        median: 0.85,
+        chatPerSec: 4_000,
+        expressPerSec: 4_000,
+        cpuPerRound: [1, 1, 1],
+        cpuMedian: 1,
+      };
+      run.t1 = run.t1.map((row) => ({ ...row, requestsPerSec: 4_000 }));
+      expect(judgeTargets(run)[0]).toMatchObject({
+        verdict: 'missed',
+        measured: '0.85×, median of 3 rounds (0.80×, 0.85×, 1.20×)',
+      });
+    });
+
     it('should miss the sustained target when a message is lost, however fast', () => {
       const run = sample();
       run.t6[0] = { ...run.t6[0]!, deliveredPerSec: 90_000, lost: 1 };
