@@ -64,6 +64,13 @@ interface Client {
   faults: string[];
   polling: ReturnType<typeof request> | undefined;
   away: boolean;
+  /**
+   * Counts the visits: leaving ends one. A poll loop belongs to the visit that
+   * started it, so a poll aborted by leaving can neither go on polling nor
+   * count as a fault, whenever its error arrives (even after the client is
+   * back, with a new loop).
+   */
+  visit: number;
   /** The timer that brings it back while it is away. */
   comeback: NodeJS.Timeout | undefined;
   stopped: boolean;
@@ -124,9 +131,11 @@ function post<T>(port: number, path: string, payload: unknown) {
   });
 }
 
-/** The long-poll loop of one client, until it leaves or the run ends. */
+/** The long-poll loop of one client's visit, until it leaves or the run ends. */
 async function poll(port: number, client: Client): Promise<void> {
-  while (!client.away && !client.stopped) {
+  const visit = client.visit;
+  const current = () => client.visit === visit && !client.away && !client.stopped;
+  while (current()) {
     try {
       const { status, body } = await get<RecvAnswer>(
         port,
@@ -135,6 +144,7 @@ async function poll(port: number, client: Client): Promise<void> {
           client.polling = req;
         },
       );
+      if (client.visit !== visit) break; // Answered after it left: the next visit polls anew.
       client.polling = undefined;
       if (status !== 200) {
         client.faults.push(`status ${status}`);
@@ -148,10 +158,11 @@ async function poll(port: number, client: Client): Promise<void> {
         client.received.push(message.id);
         client.cursor = Math.max(client.cursor, message.id);
       }
-    } catch {
+    } catch (error) {
+      // Aborted by leaving, or the end of the run: not a fault.
+      if (!current()) break;
       client.polling = undefined;
-      // Aborted by leaving, or the end of the run: the loop condition decides.
-      if (!client.away && !client.stopped) client.faults.push('poll failed');
+      client.faults.push(`poll failed (${(error as Error).message})`);
     }
   }
 }
@@ -169,6 +180,7 @@ function comeBack(port: number, client: Client): void {
 /** Leaves (the poll aborted, as a closed tab) and comes back 1-10 s later with its cursor. */
 function leave(port: number, client: Client): void {
   client.away = true;
+  client.visit += 1;
   client.polling?.destroy();
   client.polling = undefined;
   client.comeback = setTimeout(() => comeBack(port, client), random(1_000, 10_000));
@@ -211,6 +223,7 @@ async function main(): Promise<void> {
       faults: [],
       polling: undefined,
       away: false,
+      visit: 0,
       comeback: undefined,
       stopped: false,
       nextLeave: start + random(5_000, 20_000),
