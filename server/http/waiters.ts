@@ -55,6 +55,8 @@ interface Waiter {
   /** The id of the last message the client has; undefined for the 2011 client ("the next message"). */
   cursor: number | undefined;
   client: string | undefined;
+  /** The address it is counted under while polls are counted by address (`#byAddress`). */
+  address: string | undefined;
   deadline: number;
   /** The online count the client was last shown. */
   online: number;
@@ -186,6 +188,7 @@ export class Waiters {
       room,
       cursor,
       client,
+      address,
       deadline: Date.now() + this.#options.pollTimeoutMs,
       online: this.#options.presence.count(roomName),
     };
@@ -203,7 +206,7 @@ export class Waiters {
   /**
    * The address a new poll from `req` counts under, or undefined while polls
    * are not counted. Counting starts here, when the process holds
-   * `maxPerAddress` polls: each waiting poll's address is read then.
+   * `maxPerAddress` polls: each waiting poll's address is read then, once.
    */
   #addressToCount(req: IncomingMessage): string | undefined {
     const limit = this.#options.maxPerAddress;
@@ -212,8 +215,8 @@ export class Waiters {
       if (this.#queue.size < limit) return undefined;
       const byAddress = new Map<string, number>();
       for (const waiter of this.#queue) {
-        const address = this.#options.addressOf(waiter.res.req);
-        byAddress.set(address, (byAddress.get(address) ?? 0) + 1);
+        waiter.address ??= this.#options.addressOf(waiter.res.req);
+        byAddress.set(waiter.address, (byAddress.get(waiter.address) ?? 0) + 1);
       }
       this.#byAddress = byAddress;
     }
@@ -392,9 +395,9 @@ export class Waiters {
       if (this.#queue.size < this.#options.maxPerAddress / 2) {
         this.#byAddress = undefined;
       } else {
-        // The address it was counted under: Node keeps a socket's peer
-        // address once read, and the headers do not change.
-        const address = this.#options.addressOf(waiter.res.req);
+        // Kept, not read again: behind a proxy, reading it parses
+        // X-Forwarded-For, and this runs for every answered poll.
+        const address = waiter.address!;
         const held = (byAddress.get(address) ?? 1) - 1;
         if (held > 0) byAddress.set(address, held);
         else byAddress.delete(address);
