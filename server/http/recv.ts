@@ -27,6 +27,7 @@ import type { PollOutcome } from '../telemetry.ts';
 import { writeBody, writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { parseClient, parseId, parseRoom } from './validate.ts';
+import type { Refusal } from './waiters.ts';
 import { withTimeout } from './with-timeout.ts';
 
 interface RecvQuery {
@@ -132,9 +133,7 @@ export function createRecvHandler(chat: ChatContext) {
     // checked only when it is to wait (`waiters.wait`): most polls are
     // answered at once.
     const early = waiters.refusal();
-    if (early === 'closed') return refuse(shuttingDown());
-    if (early === 'overloaded')
-      return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
+    if (early !== undefined) return refuse(refusalError(early));
     const fresh = client !== undefined && presence.touch(room, client);
 
     if (since !== undefined) {
@@ -164,13 +163,7 @@ export function createRecvHandler(chat: ChatContext) {
       if (fresh) return answer(req, res, room, [], since, 'presence', started);
     }
     const refused = waiters.wait(res, room, since, client);
-    if (refused === 'closed') return refuse(shuttingDown());
-    if (refused === 'overloaded') {
-      return refuse(httpError('overloaded', undefined, { retryAfter: 5 }));
-    }
-    if (refused === 'address_limit') {
-      return refuse(httpError('too_many_polls', undefined, { retryAfter: 5 }));
-    }
+    if (refused !== undefined) refuse(refusalError(refused));
   }
 
   /** Catch-ups found in the log, answered together at the end of the turn. */
@@ -243,6 +236,14 @@ export function parseRecvQuery(rawQuery: string): RecvQuery {
   };
 }
 
-function shuttingDown(): HttpError {
-  return httpError('shutting_down', undefined, { retryAfter: 1 });
+/** The contract's answer to a poll the waiters would not take. */
+function refusalError(refusal: Refusal): HttpError {
+  switch (refusal) {
+    case 'closed':
+      return httpError('shutting_down', undefined, { retryAfter: 1 });
+    case 'overloaded':
+      return httpError('overloaded', undefined, { retryAfter: 5 });
+    case 'address_limit':
+      return httpError('too_many_polls', undefined, { retryAfter: 5 });
+  }
 }
