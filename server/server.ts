@@ -142,7 +142,11 @@ export async function startChat(
     storeState: ops.store,
     redis: backends.redis,
   };
-  const sendLimit = createSendLimit(config, { redis: chat.redis, log });
+  const sendLimit = createSendLimit(config, {
+    redis: chat.redis,
+    log,
+    addressOf: clientAddress(config.trustProxy),
+  });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
 

@@ -39,18 +39,23 @@ export interface PollEnded {
   ms: number;
 }
 
-/** A request answered outside Express (`GET /time`), for its request log line. */
+/** A request answered outside Express (`GET /time`, `POST /send`), for its request log line. */
 export interface RequestEnded {
   req: IncomingMessage;
   path: string;
+  /** The status code answered (0 when the client went away first). */
   status: number;
   ms: number;
+  /** Error code, when it was refused. */
+  code?: string | undefined;
+  /** The bug behind a 500, logged with its stack. */
+  bug?: unknown;
 }
 
 export interface Telemetry {
   /** Every `GET /recv`, once, when it ends: a request log line and a duration metric. */
   pollEnded(ended: PollEnded): void;
-  /** Every other request the lane answers without Express: its request log line. */
+  /** Every other request answered without Express: its request log line, and a refusal's count. */
   requestEnded(ended: RequestEnded): void;
   /** `count` deliveries (a message written to one waiting poll counts once). */
   delivered(count: number): void;

@@ -1,8 +1,9 @@
 /**
- * `createApp(chat, recv)`: the Express app, given the seams it calls. It
+ * `createApp(chat, lanes)`: the Express app, given the seams it calls. It
  * does not listen: `server.ts` does, and tests drive it on port 0. Every
- * `GET /recv` is answered ahead of it (`entry.ts`); `recv` answers the rest
- * of that route (`HEAD`).
+ * `GET /recv` and `POST /send` is answered ahead of it (`entry.ts`); the
+ * lanes' handlers answer the rest of those routes: `HEAD /recv`, and the
+ * spellings Express's routing also takes (`/SEND`, `/send/`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
@@ -18,7 +19,6 @@ import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
-import { sendRoute } from './routes/send.ts';
 
 /** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
 export interface AppOps {
@@ -26,10 +26,18 @@ export interface AppOps {
   sendLimit?: SendLimit | undefined;
 }
 
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The handlers of the routes answered outside Express (`entry.ts`). */
+export interface Lanes {
+  recv: Handler;
+  send: Handler;
+}
+
 export function createApp(
   chat: ChatContext,
-  recv: (req: IncomingMessage, res: ServerResponse) => void,
-  { ops, sendLimit }: AppOps = {},
+  lanes: Lanes,
+  { ops }: Pick<AppOps, 'ops'> = {},
 ): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
@@ -38,19 +46,15 @@ export function createApp(
   app.disable('x-powered-by');
 
   // Only HEAD reaches this route: the lane answers every GET (entry.ts).
-  app.get('/recv', (req, res) => recv(req, res));
+  app.get('/recv', (req, res) => lanes.recv(req, res));
+  // Only other spellings reach this one (entry.ts).
+  app.post('/send', (req, res) => lanes.send(req, res));
 
   // One log line per finished request (server/metrics/request-log.ts). After
-  // /recv, whose polls log themselves when they end (ops.telemetry).
+  // /recv and /send, which log their own (ops.telemetry).
   app.use(createRequestLog(loggerOf(chat.log)));
   // For operators, not in API_ROUTES: the shipped proxies do not pass it on.
   if (ops?.metricsOnChatPort) app.get('/metrics', metricsRoute(ops.metricsOnChatPort));
-
-  // Before helmet: a JSON API route, with the JSON headers (answer.ts, entry.ts).
-  app.post(
-    '/send',
-    ...sendRoute(chat, { limit: sendLimit, metrics: ops?.metrics, store: ops?.store }),
-  );
 
   // helmet's default CSP: scripts only from our own origin, no inline script.
   // Without `upgrade-insecure-requests`, which breaks a chat served over plain

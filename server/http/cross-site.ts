@@ -12,15 +12,16 @@
  *   client in an old browser), so it passes.
  * Listed origins pass in every case.
  */
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { httpError } from '../errors.ts';
+import type { HostOf } from './client-address.ts';
 
 /** What the check reads from a request. */
 export interface SiteHeaders {
   origin: string | undefined;
   secFetchSite: string | undefined;
-  /** The host the request came to (`req.host`: X-Forwarded-Host only when `trust proxy` says so). */
-  host: string;
+  /** The host the request came to (as `req.host`: X-Forwarded-Host only when `TRUST_PROXY` says so). */
+  host: string | undefined;
 }
 
 /** Whether a request with these headers comes from our own site (or a listed origin). */
@@ -32,14 +33,20 @@ export function isSameSite(headers: SiteHeaders, allowed: ReadonlySet<string>): 
   return URL.canParse(origin) && new URL(origin).host === host;
 }
 
-export function createCrossSiteCheck(allowedOrigins: readonly string[]) {
+export function createCrossSiteCheck(allowedOrigins: readonly string[], hostOf: HostOf) {
   const allowed = new Set(allowedOrigins.map((origin) => new URL(origin).origin));
-  return function checkSameSite(req: Request): void {
+  return function checkSameSite(req: IncomingMessage): void {
     const headers = {
-      origin: req.get('origin'),
-      secFetchSite: req.get('sec-fetch-site'),
-      host: req.host,
+      origin: req.headers.origin,
+      secFetchSite: header(req, 'sec-fetch-site'),
+      host: hostOf(req),
     };
     if (!isSameSite(headers, allowed)) throw httpError('cross_site');
   };
+}
+
+/** A header outside Node's typed list: a string (Node joins a repeated one with ", "), as Express's `req.get`. */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }

@@ -1,34 +1,38 @@
 /**
  * The one HTTP entry: the request listener that `server.ts` gives Node.
  *
- * Every request is first offered to the long-poll lane, which takes each
- * `GET /recv` (and nothing else) and answers it without Express; the rest
- * goes to the Express app. Why: a waiting poll is most of the traffic, and
- * Express's per-request work (prototype swaps, the router's closures and
- * path matching, helmet's headers) cost more than the delivery itself.
- * Measured with the bench (A/B on the same quiet machine): server CPU per
- * poll 240 → 137 µs, JS heap per waiting poll 5.3 → 2.8 KB, fan-out p99
- * 1.0 → 0.5 s at N=10,000, 11,000 → 26,800 delivered messages/s.
+ * Three routes are answered here, without Express; the rest goes to the
+ * Express app:
+ * - `GET /recv`, the long-poll lane (`recv.ts`). Why: a waiting poll is most
+ *   of the traffic, and Express's per-request work (prototype swaps, the
+ *   router's closures and path matching, helmet's headers) cost more than
+ *   the delivery itself. Measured with the bench (A/B on the same quiet
+ *   machine): server CPU per poll 240 → 137 µs, JS heap per waiting poll
+ *   5.3 → 2.8 KB, fan-out p99 1.0 → 0.5 s at N=10,000, 11,000 → 26,800
+ *   delivered messages/s.
+ * - `POST /send` (`send.ts`): a sender waits for its answer before its next
+ *   message, so a send's cost bounds how fast messages come; through Express
+ *   it cost 2.5–3× the CPU (`send.ts` has the figures).
+ * - `GET /time`, the articles' measure of pure server overhead: it reads
+ *   nothing and validates nothing, and through Express it cost 1.14× bare
+ *   Express's CPU (bench T1).
+ * Express's routing also takes other spellings of these paths (`/SEND`,
+ * `/send/`); it hands those to the same handlers (`app.ts`).
  *
- * The lane also answers `GET /time`, the articles' measure of pure server
- * overhead: it is the one other route that reads nothing and validates
- * nothing, and through Express it cost 1.14× bare Express's CPU (bench T1).
- *
- * What these two skip: every Express middleware. Headers, by route:
- * - `GET /recv`, `GET /time` (JSON read by the page's script): Content-Type,
- *   `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` (no MIME
- *   sniffing) and `Cross-Origin-Resource-Policy: same-origin` (no other
- *   site's page can read them): of helmet's headers, the ones that mean
- *   anything on a JSON answer (`answer.ts`, `JSON_HEADERS`). CSP, frame and
- *   referrer policies act on documents, and the page carries them.
- * - `POST /send`: the same four, set by its route in the Express app,
- *   where it is mounted ahead of helmet (`routes/send.ts` has the figures: a
- *   sender waits for this answer before its next message).
+ * What these skip: every Express middleware. Headers, by route:
+ * - `GET /recv`, `GET /time`, `POST /send` (JSON read by the page's
+ *   script): Content-Type, `Cache-Control: no-store`,
+ *   `X-Content-Type-Options: nosniff` (no MIME sniffing) and
+ *   `Cross-Origin-Resource-Policy: same-origin` (no other site's page can
+ *   read them): of helmet's headers, the ones that mean anything on a JSON
+ *   answer (`answer.ts`, `JSON_HEADERS`). CSP, frame and referrer policies
+ *   act on documents, and the page carries them. Also `X-Request-Id` on
+ *   `/time` and `/send`, and the `RateLimit` headers on `/send`.
  * - Everything else (the page, its assets, `/history`, `/health`, other
  *   errors): helmet's full set, through the Express app.
- * The request log: the lane reports each answer to `Telemetry` (one line per
+ * The request log: these report each answer to `Telemetry` (one line per
  * request, as pino-http writes for the rest). Middleware added to the app for
- * all routes must be added here too if it concerns these two.
+ * all routes must be added here too if it concerns these three.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { requestId } from '../metrics/request-log.ts';
@@ -36,13 +40,20 @@ import { JSON_HEADERS } from './answer.ts';
 import { type AppOps, createApp } from './app.ts';
 import type { ChatContext } from './context.ts';
 import { createRecvHandler } from './recv.ts';
+import { createSendHandler } from './send.ts';
 
 export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
   const recv = createRecvHandler(chat);
-  const app = createApp(chat, recv.route, ops);
+  const send = createSendHandler(chat, {
+    limit: ops.sendLimit,
+    metrics: ops.ops?.metrics,
+    store: ops.ops?.store,
+  });
+  const app = createApp(chat, { recv: recv.route, send }, ops);
   const { telemetry } = chat;
   return (req: IncomingMessage, res: ServerResponse) => {
     if (recv.lane(req, res)) return;
+    if (req.method === 'POST' && pathOf(req.url) === '/send') return send(req, res);
     if (req.method === 'GET' && pathOf(req.url) === '/time') {
       const started = performance.now();
       const json = `{"time":"${new Date().toISOString()}"}`;

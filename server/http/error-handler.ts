@@ -1,7 +1,8 @@
 /**
- * The one place where errors become HTTP answers: `{"error":{"code","message"}}`
- * with the status of the code's entry in `errors.ts`. Errors from body-parser
- * and the stores are mapped to their codes here too.
+ * Where errors become HTTP answers: `{"error":{"code","message"}}` with the
+ * status of the code's entry in `errors.ts`. Errors from body-parser and the
+ * stores are mapped to their codes here too (`toHttpError`), for the Express
+ * routes and for `POST /send`, answered outside Express (`send.ts`).
  *
  * What is logged, and how (server/log.ts):
  * - a bug (500): once, in the request's log line, with its stack;
@@ -10,7 +11,8 @@
  * - a client at fault (4xx), or gone before its answer: the request's line
  *   only. A client that hangs up mid-upload is not our error.
  */
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { type ErrorCode, HttpError, httpError } from '../errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
@@ -63,7 +65,7 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
 }
 
 /** The client hung up (mid-upload, most often): an error of the request, not of ours. */
-function clientGone(error: unknown, req: Request): boolean {
+export function clientGone(error: unknown, req: IncomingMessage): boolean {
   const { type, code } = (error ?? {}) as { type?: unknown; code?: unknown };
   return (
     type === 'request.aborted' ||
@@ -74,7 +76,8 @@ function clientGone(error: unknown, req: Request): boolean {
   );
 }
 
-function toHttpError(error: unknown): HttpError {
+/** Any error, as the contract's: ours as they are, body-parser's and the stores' by their kind, the rest a 500. */
+export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof StoreUnavailableError) {
     return httpError('store_unavailable', undefined, { retryAfter: 2, cause: error });

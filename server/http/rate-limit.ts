@@ -1,27 +1,34 @@
 /**
- * The send limit: `POST /send` per client address, with express-rate-limit.
+ * The send limit: `POST /send` per client address.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
  *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
  * - Answers carry the standard `RateLimit` and `RateLimit-Policy` headers
- *   (IETF draft 8); past the limit, 429 `rate_limited` in the chat's JSON
- *   error format, with `Retry-After`.
- * - With Redis (`REDIS_URL`) the counts live in Redis (rate-limit-redis on the
- *   bus's own connection), so an address has one limit across every process
- *   and machine, not one per process. Without Redis, in memory.
+ *   (IETF draft 8, `draft-ietf-httpapi-ratelimit-headers-08`); past the
+ *   limit, 429 `rate_limited` in the chat's JSON error format, with
+ *   `Retry-After`.
+ * - The counting is express-rate-limit's: its `MemoryStore`, or with Redis
+ *   (`REDIS_URL`) rate-limit-redis on the bus's own connection, so an
+ *   address has one limit across every process and machine, not one per
+ *   process.
  * - While Redis cannot be reached, each process counts in memory instead:
  *   the limit holds per process rather than failing every send or none.
  *
- * The address is `req.ip`, which honours `TRUST_PROXY`: behind a proxy it
- * must name the proxy, or every visitor shares the proxy's address.
+ * Why not express-rate-limit's middleware: `POST /send` is answered outside
+ * Express (`entry.ts`, `send.ts`), and the middleware wants Express's
+ * request and response (`req.ip`, `res.append`). What it adds around the
+ * store is the few lines of `check` below.
+ *
+ * The address is the one `TRUST_PROXY` allows (`client-address.ts`, as
+ * Express's `req.ip`): behind a proxy it must name the proxy, or every
+ * visitor shares the proxy's address.
  */
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type IncrementResponse,
   ipKeyGenerator,
   MemoryStore,
   type Options,
-  rateLimit,
   type Store,
 } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
@@ -30,12 +37,17 @@ import { type Config, rateLimitWindow } from '../config.ts';
 import { httpError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import { createOutageState, type OutageState } from '../metrics/outage.ts';
+import type { AddressOf } from './client-address.ts';
 
 /** A Redis that does not answer this fast is treated as down for this send. */
 const REDIS_DEADLINE_MS = 500;
 
 export interface SendLimit {
-  readonly middleware: RequestHandler;
+  /**
+   * Counts this send against its address, and sets the `RateLimit` headers
+   * on the answer to come. Throws `rate_limited` past the limit.
+   */
+  check(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** `redis` or `memory`: where the counts are kept. */
   readonly shared: 'redis' | 'memory';
   close(): Promise<void>;
@@ -43,55 +55,49 @@ export interface SendLimit {
 
 export function createSendLimit(
   config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix'>,
-  options: { redis?: Redis | undefined; log: Log },
+  options: { redis?: Redis | undefined; log: Log; addressOf: AddressOf },
 ): SendLimit | undefined {
   const window = rateLimitWindow(config);
   if (!window) return undefined;
-  const store = options.redis
+  const store: Store = options.redis
     ? new RedisOrMemoryStore(
         options.redis,
         `${config.redisPrefix}:send-limit:`,
         createOutageState({ name: 'redis (shared send limit)', log: options.log }),
       )
     : new MemoryStore();
+  // The stores read only the window from the options.
+  void store.init?.({ windowMs: window.windowMs } as Options);
 
-  const middleware = rateLimit({
-    windowMs: window.windowMs,
-    limit: window.limit,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    store,
-    // Its checks of its own configuration (each runs once) and its store
-    // errors go to our log, as warnings without a stack: a client can set
-    // off some of them (an X-Forwarded-For where no proxy is trusted).
-    logger: {
-      warn: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
-      error: (error, message) => options.log('warn', message ?? 'express-rate-limit', error),
-    },
-    // A request on a pipe or Unix socket (IIS, a socket behind nginx) with no
-    // X-Forwarded-For has no address: those share one bucket rather than
-    // failing (express-rate-limit would hash `undefined`). An IPv6 address
-    // counts by its /56, as the library advises (one host has many).
-    keyGenerator: (req) => (req.ip === undefined ? 'no-address' : ipKeyGenerator(req.ip)),
-    // The start-up warning covers TRUST_PROXY (config.ts, trustProxyWarning).
-    validate: { trustProxy: false, ip: false },
-    handler(req, _res, next) {
-      next(httpError('rate_limited', undefined, { retryAfter: retryAfter(req, window.windowMs) }));
-    },
-  });
+  const { limit } = window;
+  const seconds = Math.ceil(window.windowMs / 1000);
+  const name = `"${limit}-in-${seconds}sec"`;
+  const policy = `${name}; q=${limit}; w=${seconds}`;
+  const { addressOf } = options;
+
   return {
-    middleware,
+    async check(req, res) {
+      // A request on a pipe or Unix socket (IIS, a socket behind nginx) with
+      // no X-Forwarded-For has no address: those share one bucket. An IPv6
+      // address counts by its /56, as express-rate-limit advises (one host
+      // has many).
+      const address = addressOf(req);
+      const key =
+        address === undefined || address === 'unknown' ? 'no-address' : ipKeyGenerator(address);
+      const { totalHits, resetTime } = await store.increment(key);
+      const reset = resetTime
+        ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
+        : seconds;
+      res.setHeader('RateLimit-Policy', policy);
+      res.setHeader('RateLimit', `${name}; r=${Math.max(limit - totalHits, 0)}; t=${reset}`);
+      if (totalHits > limit)
+        throw httpError('rate_limited', undefined, { retryAfter: Math.max(1, reset) });
+    },
     shared: options.redis ? 'redis' : 'memory',
     async close() {
       await store.shutdown?.();
     },
   };
-}
-
-function retryAfter(req: Request, windowMs: number): number {
-  const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-  const ms = reset ? reset.getTime() - Date.now() : windowMs;
-  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 /**

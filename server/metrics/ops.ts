@@ -13,6 +13,7 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { type Log, loggerOf } from '../log.ts';
 import type { Telemetry } from '../telemetry.ts';
 import { clusterMetricsFromPrimary } from './cluster-metrics.ts';
@@ -48,7 +49,7 @@ export interface OpsInput extends MetricsSources {
 }
 
 export async function startOps(
-  config: Pick<Config, 'metrics' | 'metricsPort' | 'host'>,
+  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'trustProxy'>,
   input: OpsInput,
 ): Promise<ChatOps> {
   const { log, redis } = input;
@@ -87,7 +88,7 @@ export async function startOps(
 
   return {
     metrics,
-    telemetry: createTelemetry(metrics, loggerOf(log)),
+    telemetry: createTelemetry(metrics, loggerOf(log), clientAddress(config.trustProxy)),
     store,
     bus,
     metricsOnChatPort,

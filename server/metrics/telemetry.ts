@@ -10,13 +10,23 @@
  *
  *   {"level":"info",…,"reqId":"…","method":"GET","path":"/recv","status":200,
  *    "ms":25003,"room":"main","outcome":"timeout","msg":"GET /recv 200 timeout"}
+ *
+ * It writes the lines of `GET /time` and `POST /send` too, also answered
+ * outside Express (`entry.ts`), with the fields pino-http gives the rest,
+ * the client's address (`ip`) included: a refusal's `code`, and for a bug
+ * (500), at level `error`, its stack (`err`).
  */
 import type { Logger } from 'pino';
+import type { AddressOf } from '../http/client-address.ts';
 import type { PollEnded, PollOutcome, RequestEnded, Telemetry } from '../telemetry.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
 
-export function createTelemetry(metrics: ChatMetrics, logger: Logger): Telemetry {
+export function createTelemetry(
+  metrics: ChatMetrics,
+  logger: Logger,
+  addressOf?: AddressOf,
+): Telemetry {
   // One child per outcome, made once: `observe({outcome}, …)` would hash the
   // labels on every poll, and polls are most of the traffic.
   const durations = new Map<PollOutcome, { observe(value: number): void }>();
@@ -49,11 +59,22 @@ export function createTelemetry(metrics: ChatMetrics, logger: Logger): Telemetry
         `${req.method} /recv ${status === 0 ? 'aborted' : status} ${outcome}`,
       );
     },
-    requestEnded({ req, path, status, ms }: RequestEnded): void {
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
-        { reqId: requestId(req), method: req.method, path, status, ms: Math.round(ms) },
-        `${req.method} ${path} ${status}`,
+    requestEnded({ req, path, status, ms, code, bug }: RequestEnded): void {
+      if (code !== undefined) metrics.refused.inc({ code });
+      const level = status >= 500 && status !== 503 ? 'error' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          reqId: requestId(req),
+          method: req.method,
+          path,
+          status,
+          ms: Math.round(ms),
+          ip: addressOf?.(req),
+          ...(code === undefined ? {} : { code }),
+          ...(bug === undefined ? {} : { err: bug }),
+        },
+        `${req.method} ${path} ${status === 0 ? 'aborted' : status}`,
       );
     },
     delivered(count: number): void {

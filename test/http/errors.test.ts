@@ -127,6 +127,25 @@ describe('errors', () => {
     });
   });
 
+  describe('a send through a proxy that names the host (X-Forwarded-Host)', () => {
+    const headers = {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'https://chat.example',
+      'x-forwarded-host': 'chat.example',
+    };
+
+    it('is compared with that host when TRUST_PROXY trusts the proxy', async () => {
+      chat = await startTestChat({ trustProxy: 'loopback' });
+      expect((await postRaw(chat, 'text=via+proxy', headers)).status).toBe(200);
+    });
+
+    it('is compared with Host when it does not: anyone can send X-Forwarded-Host', async () => {
+      chat = await startTestChat({ trustProxy: false });
+      await expectError(await postRaw(chat, 'text=forged', headers), 403, 'cross_site');
+      expect(await chat.store.after('main', 0, 10)).toEqual([]);
+    });
+  });
+
   it('answers not_found (404) for an unknown route', async () => {
     chat = await startTestChat();
     await expectError(await chat.get('/nope'), 404, 'not_found');

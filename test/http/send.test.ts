@@ -71,6 +71,25 @@ describe('POST /send', () => {
     });
   });
 
+  describe('at the spellings of its path that Express routes too', () => {
+    it('stores and answers as at /send, with the same headers', async () => {
+      chat = await startTestChat();
+      for (const path of ['/SEND', '/send/', '/send?from=bookmark']) {
+        const res = await chat.post(path, { text: `via ${path}` });
+        expect(res.status, path).toBe(200);
+        expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+        expect(res.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
+        expect(res.headers.get('content-security-policy'), path).toBeNull();
+      }
+      const stored = await chat.store.after('main', 0, 10);
+      expect(stored.map((m) => m.text)).toEqual([
+        'via /SEND',
+        'via /send/',
+        'via /send?from=bookmark',
+      ]);
+    });
+  });
+
   describe('with an idempotency key', () => {
     it('stores a repeated send once and answers with the first message', async () => {
       chat = await startTestChat();

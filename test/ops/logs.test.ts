@@ -82,6 +82,51 @@ describe('the request log', () => {
     });
   });
 
+  describe('for POST /send (answered outside Express)', () => {
+    it("writes the same fields, the address and a refusal's code included", async () => {
+      const captured = captureLog();
+      chat = await startTestChat({}, { log: captured.log });
+      const ok = await chat.post('/send', { text: 'hi' });
+      const refused = await chat.post('/send', { text: '' });
+      const [first, second] = [
+        await captured.next((l) => requestLine('POST', '/send')(l) && l.status === 200, 'the 200'),
+        await captured.next((l) => requestLine('POST', '/send')(l) && l.status === 400, 'the 400'),
+      ];
+      expect(first).toMatchObject({
+        level: 'info',
+        reqId: ok.headers.get('x-request-id'),
+        ip: '127.0.0.1',
+        msg: 'POST /send 200',
+      });
+      expect(typeof first!.ms).toBe('number');
+      expect(second).toMatchObject({
+        level: 'info',
+        reqId: refused.headers.get('x-request-id'),
+        code: 'text_required',
+        msg: 'POST /send 400',
+      });
+      const metrics = await (await chat.get('/metrics')).text();
+      expect(metrics).toMatch(/^chat_requests_refused_total\{code="text_required"\} 1$/m);
+    });
+
+    it('logs a bug (500) at error, once, with its stack', async () => {
+      class BuggyStore extends MemoryStore {
+        override async append(): Promise<never> {
+          throw new Error('a bug in append');
+        }
+      }
+      const captured = captureLog();
+      chat = await startTestChat({}, { store: new BuggyStore(), log: captured.log });
+      const res = await chat.post('/send', { text: 'hi' });
+      expect(res.status).toBe(500);
+      expect((await res.json()).error.code).toBe('internal_error');
+      const line = await captured.next(requestLine('POST', '/send'), 'the request line');
+      expect(line).toMatchObject({ level: 'error', status: 500, code: 'internal_error' });
+      expect((line.err as { stack: string }).stack).toContain('a bug in append');
+      expect(captured.lines.filter((l) => l.level === 'error')).toHaveLength(1);
+    });
+  });
+
   describe('at LOG_LEVEL=warn', () => {
     it('writes no line for ordinary answers, still echoes the id, and still logs a bug with its stack', async () => {
       class BuggyStore extends MemoryStore {
