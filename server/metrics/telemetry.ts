@@ -16,11 +16,17 @@
  * the client's address (`ip`) included: a refusal's `code`, and for a bug
  * (500), at level `error`, its stack (`err`).
  */
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { AddressOf } from '../http/client-address.ts';
 import type { PollEnded, PollOutcome, RequestEnded, Telemetry } from '../telemetry.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
+
+type Level = 'info' | 'error';
+
+/** `error` for a 5xx but 503 (503: a backend is down or the process full, logged once per change elsewhere). */
+const levelOf = (status: number): Level => (status >= 500 && status !== 503 ? 'error' : 'info');
 
 export function createTelemetry(
   metrics: ChatMetrics,
@@ -38,44 +44,42 @@ export function createTelemetry(
     }
     return child;
   };
+  /** A request's line: the fields of request-log.ts, then `fields`. */
+  function write(
+    level: Level,
+    req: IncomingMessage,
+    path: string,
+    status: number,
+    ms: number,
+    fields: object,
+    outcome = '',
+  ): void {
+    logger[level](
+      { reqId: requestId(req), method: req.method, path, status, ms: Math.round(ms), ...fields },
+      `${req.method} ${path} ${status === 0 ? 'aborted' : status}${outcome}`,
+    );
+  }
+
   return {
     pollEnded(ended: PollEnded): void {
       const { req, room, outcome, status, code, ms } = ended;
       durationOf(outcome).observe(ms / 1000);
       if (code !== undefined) metrics.refused.inc({ code });
-      const level = status >= 500 && status !== 503 ? 'error' : 'info';
+      const level = levelOf(status);
       if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          reqId: requestId(req),
-          method: req.method,
-          path: '/recv',
-          status,
-          ms: Math.round(ms),
-          room,
-          outcome,
-          ...(code === undefined ? {} : { code }),
-        },
-        `${req.method} /recv ${status === 0 ? 'aborted' : status} ${outcome}`,
-      );
+      const fields = { room, outcome, ...(code === undefined ? {} : { code }) };
+      write(level, req, '/recv', status, ms, fields, ` ${outcome}`);
     },
     requestEnded({ req, path, status, ms, code, bug }: RequestEnded): void {
       if (code !== undefined) metrics.refused.inc({ code });
-      const level = status >= 500 && status !== 503 ? 'error' : 'info';
+      const level = levelOf(status);
       if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          reqId: requestId(req),
-          method: req.method,
-          path,
-          status,
-          ms: Math.round(ms),
-          ip: addressOf?.(req),
-          ...(code === undefined ? {} : { code }),
-          ...(bug === undefined ? {} : { err: bug }),
-        },
-        `${req.method} ${path} ${status === 0 ? 'aborted' : status}`,
-      );
+      const fields = {
+        ip: addressOf?.(req),
+        ...(code === undefined ? {} : { code }),
+        ...(bug === undefined ? {} : { err: bug }),
+      };
+      write(level, req, path, status, ms, fields);
     },
     delivered(count: number): void {
       metrics.delivered.inc(count);
