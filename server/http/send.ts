@@ -48,7 +48,7 @@ import type { SendLimit } from './rate-limit.ts';
 import { parseNewMessage } from './validate.ts';
 import { withTimeout } from './with-timeout.ts';
 
-export const BODY_LIMIT = limits.maxBodyBytes;
+const BODY_LIMIT = limits.maxBodyBytes;
 
 export interface SendOptions {
   limit?: SendLimit | undefined;
