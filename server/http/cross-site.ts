@@ -38,15 +38,10 @@ export function createCrossSiteCheck(allowedOrigins: readonly string[], hostOf: 
   return function checkSameSite(req: IncomingMessage): void {
     const headers = {
       origin: req.headers.origin,
-      secFetchSite: header(req, 'sec-fetch-site'),
+      // A string: Node joins a repeated header with ", ", as Express's req.get reads it.
+      secFetchSite: req.headers['sec-fetch-site'] as string | undefined,
       host: hostOf(req),
     };
     if (!isSameSite(headers, allowed)) throw httpError('cross_site');
   };
-}
-
-/** A header outside Node's typed list: a string (Node joins a repeated one with ", "), as Express's `req.get`. */
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value.join(', ') : value;
 }
