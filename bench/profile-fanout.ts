@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, naiveSpec, startServer } from './lib/servers.ts';
-import { fanout } from './tests/polls.ts';
+import { fanout } from './scenarios/polls.ts';
 
 const [which = 'chat', sizes = '5000,5000,5000'] = process.argv
   .slice(2)

@@ -36,7 +36,7 @@ import {
 } from './lib/cpu-profile.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, type ServerSpec, startServer } from './lib/servers.ts';
-import { sustained, sustainedSummary, warmUp } from './tests/polls.ts';
+import { sustained, sustainedSummary, warmUp } from './scenarios/polls.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {

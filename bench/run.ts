@@ -35,9 +35,9 @@ import {
 } from './lib/servers.ts';
 import { renderHtml } from './report/html.ts';
 import { renderTable } from './report/table.ts';
-import { clusterFanout, cpuBound } from './tests/cluster.ts';
-import { fanouts, oneSecondWait, sustainedDelivery, sustainedRounds } from './tests/polls.ts';
-import { historyRoute, sendRoute, timeRounds, timeRoute } from './tests/rates.ts';
+import { clusterFanout, cpuBound } from './scenarios/cluster.ts';
+import { fanouts, oneSecondWait, sustainedDelivery, sustainedRounds } from './scenarios/polls.ts';
+import { historyRoute, sendRoute, timeRounds, timeRoute } from './scenarios/rates.ts';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

@@ -32,6 +32,39 @@ export interface RecvAnswer {
    * polls on from there.
    */
   reset?: true;
+  /**
+   * Who is here: present only when the room's list changed since the version
+   * the client sent (`/recv?people=<version>`), so a quiet room's answers
+   * stay small. Absent: the client's list is still right.
+   */
+  people?: People;
+  /**
+   * Who is typing in the room now (never stored; expires by itself
+   * `limits.typingTtlMs` after the typist's last `POST /typing`). Present
+   * when anyone is typing; the page leaves out its own `client`.
+   */
+  typing?: Typist[];
+  /**
+   * Present (true) when the answer was woken only for typing: no messages,
+   * the cursor unchanged. The client polls again at once with the same cursor.
+   */
+  typingOnly?: true;
+}
+
+/** The nicknames of the browsers polling a room (one per browser, by `client`). */
+export interface People {
+  /** The room's presence version: the client sends it back as `people=`. */
+  version: number;
+  /** At most `limits.maxPeopleListed` nicknames, sorted. */
+  names: string[];
+  /** How many more are online beyond `names`. */
+  more: number;
+}
+
+/** One person typing: their nickname and the `client` id of their browser. */
+export interface Typist {
+  nickname: string;
+  client: string;
 }
 
 /** `POST /send`: answered only once the message is stored. */
@@ -60,6 +93,14 @@ export interface SendFields {
   key?: string;
 }
 
+/** What a client posts to `POST /typing` (JSON or a form); answered `{"status":"ok"}`. */
+export interface TypingFields {
+  /** The browser's client id (`CLIENT_PATTERN`). */
+  client: string;
+  nickname?: string;
+  room?: string;
+}
+
 /** The contract's limits, each used by the validation, the error messages and the client. */
 export const limits = Object.freeze({
   /** Characters (code points) of a message's text, after trimming. */
@@ -72,6 +113,12 @@ export const limits = Object.freeze({
   defaultHistoryLimit: 50,
   /** Largest request body of `POST /send`, in bytes. */
   maxBodyBytes: 16 * 1024,
+  /** Nicknames listed in `people.names`; the rest are counted in `people.more`. */
+  maxPeopleListed: 50,
+  /** A page sends `POST /typing` at most this often while its person types (ms). */
+  typingIntervalMs: 2_500,
+  /** A typist is shown for this long after their last `POST /typing` (ms). */
+  typingTtlMs: 5_000,
 });
 
 /** Room names: lower-case letters, digits, `_` and `-`, 1–32 characters. */

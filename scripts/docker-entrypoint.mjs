@@ -14,7 +14,7 @@
  * mysql2 and the MongoDB driver both percent-decode the password of the URL.
  * Without `DATABASE_PASSWORD`, or with a URL that has no host (`sqlite:`,
  * `memory:`), the URL is left as it is. Only the image uses this file:
- * `server/config.ts` stays the one reader of the chat's settings.
+ * `server/core/config.ts` stays the one reader of the chat's settings.
  */
 
 /** `scheme://user[:old]@rest` → `scheme://user:<encoded>@rest`. */

@@ -2,7 +2,7 @@
  * The entry point: reads the config, then either
  * - runs the cluster primary (`WORKERS` > 1, where Node's cluster can share
  *   the port), which forks the workers that run this same file
- *   (`server/cluster.ts`), or
+ *   (`server/process/cluster.ts`), or
  * - starts the chat in this process (one process, or a cluster worker).
  *
  * The chat shuts down gracefully on SIGTERM and SIGINT, or when the cluster
@@ -10,10 +10,10 @@
  */
 import cluster from 'node:cluster';
 import { isChatIpc } from './bus/cluster-ipc.ts';
-import { clusterUnsupported, runPrimary } from './cluster.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { createLog } from './log.ts';
-import { type RunningChat, startChat } from './server.ts';
+import { ConfigError, loadConfig } from './core/config.ts';
+import { createLog } from './core/log.ts';
+import { clusterUnsupported, runPrimary } from './process/cluster.ts';
+import { type RunningChat, startChat } from './process/server.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -52,7 +52,7 @@ export function judgeTargets(r: Results): Judged[] {
     chatTime && express
       ? () => {
           // Judged on the median of the per-round ratios (alternating
-          // rounds, bench/tests/rates.ts), as the T1 line prints it; a run
+          // rounds, bench/scenarios/rates.ts), as the T1 line prints it; a run
           // saved before there were rounds has one ratio.
           const rounds = r.t1Ratio;
           if (rounds) {

@@ -1,7 +1,7 @@
 /**
  * The bus between node:cluster workers on one machine, with no Redis: each
  * worker sends its stored messages to the primary over IPC, and the primary
- * (`server/cluster.ts`) relays each one to every other worker. So a worker
+ * (`server/process/cluster.ts`) relays each one to every other worker. So a worker
  * never hears its own messages back.
  *
  * A message sent while the channel is down (the primary gone, the worker

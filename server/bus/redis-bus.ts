@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import type { Message } from '../store/store.ts';
 import type { Bus, BusHandler } from './bus.ts';
 

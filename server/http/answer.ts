@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
-import type { HttpError } from '../errors.ts';
+import type { HttpError } from '../core/errors.ts';
 
 /** A serialised answer: its JSON text and its headers, built once per group of polls. */
 export interface Body {

@@ -1,13 +1,13 @@
 /** What the HTTP layer is handed: the seams it calls, already built (`server.ts`). */
 import type { Redis } from 'ioredis';
 import type { Bus } from '../bus/bus.ts';
-import type { Config } from '../config.ts';
-import type { Log } from '../log.ts';
+import type { Config } from '../core/config.ts';
+import type { Log } from '../core/log.ts';
 import type { MessageLog } from '../messages/message-log.ts';
 import type { OutageState } from '../metrics/outage.ts';
+import type { Telemetry } from '../metrics/telemetry.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
-import type { Telemetry } from '../telemetry.ts';
 import type { Waiters } from './waiters.ts';
 
 export interface ChatContext {

@@ -13,8 +13,8 @@
  * Listed origins pass in every case.
  */
 import type { IncomingMessage } from 'node:http';
-import { httpError } from '../errors.ts';
-import type { HostOf } from './client-address.ts';
+import type { HostOf } from '../core/client-address.ts';
+import { httpError } from '../core/errors.ts';
 
 /** What the check reads from a request. */
 export interface SiteHeaders {

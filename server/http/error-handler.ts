@@ -4,7 +4,7 @@
  * stores are mapped to their codes here too (`toHttpError`), for the Express
  * routes and for `POST /send`, answered outside Express (`send.ts`).
  *
- * What is logged, and how (server/log.ts):
+ * What is logged, and how (server/core/log.ts):
  * - a bug (500): once, in the request's log line, with its stack;
  * - the store failing (503): once per outage, by the store's outage state;
  *   the requests it fails are ordinary lines of the request log;
@@ -13,7 +13,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { type ErrorCode, HttpError, httpError } from '../errors.ts';
+import { type ErrorCode, HttpError, httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { noteErrorCode } from '../metrics/request-log.ts';

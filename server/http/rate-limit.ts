@@ -33,11 +33,11 @@ import {
 } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
-import { type Config, rateLimitWindow } from '../config.ts';
-import { httpError } from '../errors.ts';
-import type { Log } from '../log.ts';
+import type { AddressOf } from '../core/client-address.ts';
+import { type Config, rateLimitWindow } from '../core/config.ts';
+import { httpError } from '../core/errors.ts';
+import type { Log } from '../core/log.ts';
 import { createOutageState, type OutageState } from '../metrics/outage.ts';
-import type { AddressOf } from './client-address.ts';
 
 /** A Redis that does not answer this fast is treated as down for this send. */
 const REDIS_DEADLINE_MS = 500;

@@ -21,9 +21,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import type { Message } from '../../protocol/protocol.ts';
-import { HttpError, httpError } from '../errors.ts';
+import { HttpError, httpError } from '../core/errors.ts';
 import { PAGE_SIZE } from '../messages/message-log.ts';
-import type { PollOutcome } from '../telemetry.ts';
+import type { PollOutcome } from '../metrics/telemetry.ts';
 import { writeBody, writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { parseClient, parseId, parseRoom } from './validate.ts';

@@ -11,7 +11,7 @@ import {
   limits,
   ROOM_PATTERN as ROOM,
 } from '../../protocol/protocol.ts';
-import { httpError } from '../errors.ts';
+import { httpError } from '../core/errors.ts';
 import type { NewMessage } from '../store/store.ts';
 
 export { DEFAULT_NICKNAME, DEFAULT_ROOM };

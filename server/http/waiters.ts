@@ -18,13 +18,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Message } from '../../protocol/protocol.ts';
-import type { Log } from '../log.ts';
+import type { AddressOf } from '../core/client-address.ts';
+import type { Log } from '../core/log.ts';
 import { type MessageLog, PAGE_SIZE } from '../messages/message-log.ts';
+import type { PollOutcome, Telemetry } from '../metrics/telemetry.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
-import type { PollOutcome, Telemetry } from '../telemetry.ts';
 import { type Body, recvBody, writeBody } from './answer.ts';
-import type { AddressOf } from './client-address.ts';
 
 export interface WaitersOptions {
   messages: MessageLog;

@@ -23,7 +23,7 @@
  *   the listeners together, once per room (`onAdvance`).
  */
 import { limits } from '../../protocol/protocol.ts';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import type { Message, MessageStore } from '../store/store.ts';
 
 /** Messages in one answer, at most (the contract's catch-up page). */

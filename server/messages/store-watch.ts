@@ -15,7 +15,7 @@
  * when polls wait (SQLite skips it unless another connection committed).
  */
 import type { Bus } from '../bus/bus.ts';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import type { MessageStore } from '../store/store.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
 

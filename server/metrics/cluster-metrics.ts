@@ -14,8 +14,8 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { Config } from '../config.ts';
-import type { Log } from '../log.ts';
+import type { Config } from '../core/config.ts';
+import type { Log } from '../core/log.ts';
 import { listenMetrics, type MetricsSource } from './serve.ts';
 
 type MetricsIpc =

@@ -12,10 +12,9 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.ts';
-import { clientAddress } from '../http/client-address.ts';
-import { type Log, loggerOf } from '../log.ts';
-import type { Telemetry } from '../telemetry.ts';
+import { clientAddress } from '../core/client-address.ts';
+import type { Config } from '../core/config.ts';
+import { type Log, loggerOf } from '../core/log.ts';
 import { clusterMetricsFromPrimary } from './cluster-metrics.ts';
 import {
   answerThePrimary,
@@ -25,7 +24,7 @@ import {
 } from './metrics.ts';
 import { createOutageState, type OutageState } from './outage.ts';
 import { listenMetrics, type MetricsSource } from './serve.ts';
-import { createTelemetry } from './telemetry.ts';
+import { createTelemetry, type Telemetry } from './telemetry.ts';
 
 export interface ChatOps {
   readonly metrics: ChatMetrics;

@@ -9,7 +9,7 @@
  * counter, and the state is a gauge (1 up, 0 down).
  */
 import type { Counter, Gauge } from 'prom-client';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 
 export interface OutageState {
   readonly up: boolean;

@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 
 /** The Prometheus text of whatever is measured: this process, or the whole cluster. */
 export interface MetricsSource {

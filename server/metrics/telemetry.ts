@@ -1,7 +1,15 @@
 /**
- * The `Telemetry` of a running chat (server/telemetry.ts): every `GET /recv`
- * ends in one request log line and one observation of the poll-duration
- * histogram; deliveries count in a counter.
+ * The `Telemetry` seam: what the chat tells its operators, beside the log,
+ * and the implementation a running chat uses.
+ *
+ * The long-poll path (the hub and `server/http/recv.ts`) calls these hooks;
+ * `createTelemetry` turns them into metrics (Prometheus) and request log
+ * lines. `noTelemetry` is the default, so tests and tools that do not care
+ * pass nothing. Hooks are synchronous and must not throw: they run on the
+ * delivery path.
+ *
+ * Every `GET /recv` ends in one request log line and one observation of the
+ * poll-duration histogram; deliveries count in a counter.
  *
  * `/recv` is answered by a fast lane outside Express (and a waiting poll
  * never goes back to Express), so pino-http never sees it: this writes its
@@ -18,10 +26,67 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import type { AddressOf } from '../http/client-address.ts';
-import type { PollEnded, PollOutcome, RequestEnded, Telemetry } from '../telemetry.ts';
+import type { AddressOf } from '../core/client-address.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
+
+/** How a `GET /recv` ended. */
+export type PollOutcome =
+  /** Answered with messages (at once, or while it waited). */
+  | 'message'
+  /** Held for the whole poll timeout, answered empty. */
+  | 'timeout'
+  /** The client went away before its answer. */
+  | 'gone'
+  /** Answered empty because the server is shutting down. */
+  | 'shutdown'
+  /** Answered empty because the room's online count changed. */
+  | 'presence'
+  /** Answered at once because the cursor is ahead of the room (`reset`). */
+  | 'reset'
+  /** Refused with an error answer (4xx/5xx): bad input, overloaded, a limit. */
+  | 'error';
+
+export interface PollEnded {
+  /** The request, for its id (`X-Request-Id`), method, url and address. */
+  req: IncomingMessage;
+  room: string;
+  outcome: PollOutcome;
+  /** The status code answered (0 when the client went away first). */
+  status: number;
+  /** Error code, when `outcome` is `error`. */
+  code?: string;
+  /** Milliseconds from arrival to the end. */
+  ms: number;
+}
+
+/** A request answered outside Express (`GET /time`, `POST /send`), for its request log line. */
+export interface RequestEnded {
+  req: IncomingMessage;
+  path: string;
+  /** The status code answered (0 when the client went away first). */
+  status: number;
+  ms: number;
+  /** Error code, when it was refused. */
+  code?: string | undefined;
+  /** The bug behind a 500, logged with its stack. */
+  bug?: unknown;
+}
+
+export interface Telemetry {
+  /** Every `GET /recv`, once, when it ends: a request log line and a duration metric. */
+  pollEnded(ended: PollEnded): void;
+  /** Every other request answered without Express: its request log line, and a refusal's count. */
+  requestEnded(ended: RequestEnded): void;
+  /** `count` deliveries (a message written to one waiting poll counts once). */
+  delivered(count: number): void;
+}
+
+export const noTelemetry: Telemetry = {
+  pollEnded() {},
+  requestEnded() {},
+  delivered() {},
+};
 
 type Level = 'info' | 'error';
 

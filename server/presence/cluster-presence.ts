@@ -10,7 +10,7 @@
 import { randomInt } from 'node:crypto';
 import type { WorkerChannel } from '../bus/cluster-bus.ts';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import type { LocalPresence } from './presence.ts';
 import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
 

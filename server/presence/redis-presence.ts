@@ -14,7 +14,7 @@
  * period absorbs.
  */
 import type { Redis } from 'ioredis';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
 
 export interface RedisPresenceOptions {

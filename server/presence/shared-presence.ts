@@ -17,7 +17,7 @@
  * falls back to this process's own clients until it is back.
  */
 import type { PresenceBatch } from '../bus/cluster-ipc.ts';
-import type { Log } from '../log.ts';
+import type { Log } from '../core/log.ts';
 import { LocalPresence, type Presence } from './presence.ts';
 
 export type { PresenceBatch };

@@ -23,7 +23,7 @@ export async function openStore(databaseUrl: string): Promise<MessageStore> {
     }
     case 'mongodb':
     case 'mongodb+srv': {
-      const { MongoStore, createMongoClient } = await import('./mongodb-store.ts');
+      const { MongoStore, createMongoClient } = await import('./mongodb/store.ts');
       return new MongoStore(createMongoClient(databaseUrl));
     }
     default:

@@ -8,7 +8,7 @@ import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clusterUnsupported, runPrimary } from '../../server/cluster.ts';
+import { clusterUnsupported, runPrimary } from '../../server/process/cluster.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -15,8 +15,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
-import type { Config } from '../../server/config.ts';
-import type { RunningChat } from '../../server/server.ts';
+import type { Config } from '../../server/core/config.ts';
+import type { RunningChat } from '../../server/process/server.ts';
 import { apiRoutes } from './api-routes.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
 import { http, postJson } from './http.ts';
@@ -32,9 +32,9 @@ import { readEnvFile, readUnit } from './systemd-unit.ts';
 
 const POLL_TIMEOUT_MS = 2_000;
 
-type ServerModule = typeof import('../../server/server.ts');
-type ConfigModule = typeof import('../../server/config.ts');
-type LogModule = typeof import('../../server/log.ts');
+type ServerModule = typeof import('../../server/process/server.ts');
+type ConfigModule = typeof import('../../server/core/config.ts');
+type LogModule = typeof import('../../server/core/log.ts');
 
 /**
  * The built chat with chat.service's settings and the sample chat.env on top
@@ -43,9 +43,9 @@ type LogModule = typeof import('../../server/log.ts');
  */
 async function startUnitChat(tweak: Partial<Config> = {}): Promise<RunningChat> {
   await ensureBuilt();
-  const { startChat } = await builtModule<ServerModule>('server/server.js');
-  const { loadConfig } = await builtModule<ConfigModule>('server/config.js');
-  const { silentLog } = await builtModule<LogModule>('server/log.js');
+  const { startChat } = await builtModule<ServerModule>('server/process/server.js');
+  const { loadConfig } = await builtModule<ConfigModule>('server/core/config.js');
+  const { silentLog } = await builtModule<LogModule>('server/core/log.js');
   const env = {
     ...(await readUnit()).environment(),
     ...(await readEnvFile()),
@@ -257,9 +257,9 @@ describe.skipIf(!hasNginx)(title, () => {
         ['root /opt/chat/current/public;', `root ${join(ROOT, 'public')};`],
       ]);
       // The chat serving the same files itself: the headers to match.
-      const { startChat } = await builtModule<ServerModule>('server/server.js');
-      const { defaults } = await builtModule<ConfigModule>('server/config.js');
-      const { silentLog } = await builtModule<LogModule>('server/log.js');
+      const { startChat } = await builtModule<ServerModule>('server/process/server.js');
+      const { defaults } = await builtModule<ConfigModule>('server/core/config.js');
+      const { silentLog } = await builtModule<LogModule>('server/core/log.js');
       node = await startChat(
         {
           ...defaults,
@@ -328,7 +328,7 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('gives /recv a read timeout 10 s above the default poll timeout, and no buffering', async () => {
-      const { defaults } = await import('../../server/config.ts');
+      const { defaults } = await import('../../server/core/config.ts');
       const recv = locationBlock(site, '= /recv');
       const seconds = Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]);
       expect(seconds * 1000).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);

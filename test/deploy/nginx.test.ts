@@ -7,7 +7,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaults } from '../../server/config.ts';
+import { defaults } from '../../server/core/config.ts';
 import {
   type RecvBody,
   type SendBody,

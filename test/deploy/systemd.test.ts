@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaults, loadConfig } from '../../server/config.ts';
+import { defaults, loadConfig } from '../../server/core/config.ts';
 import { readEnvFile, readUnit, UNIT_FILE, type Unit } from './systemd-unit.ts';
 
 const hasSystemdAnalyze =

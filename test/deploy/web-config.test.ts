@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
-import { defaults, loadConfig } from '../../server/config.ts';
+import { defaults, loadConfig } from '../../server/core/config.ts';
 import { apiRoutes } from './api-routes.ts';
 import { ensureBuilt, ROOT } from './build.ts';
 import { baseEnv, type ChatProcess, type Launch, startChatProcess } from './chat-process.ts';

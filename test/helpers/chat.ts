@@ -5,9 +5,9 @@
 
 import { vi } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
-import { type Config, defaults } from '../../server/config.ts';
-import { silentLog } from '../../server/log.ts';
-import { type ChatParts, type RunningChat, startChat } from '../../server/server.ts';
+import { type Config, defaults } from '../../server/core/config.ts';
+import { silentLog } from '../../server/core/log.ts';
+import { type ChatParts, type RunningChat, startChat } from '../../server/process/server.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 
 export interface TestChat extends RunningChat {

@@ -1,12 +1,12 @@
 /**
- * Every code of the error table (`server/errors.ts`), caused by the input
+ * Every code of the error table (`server/core/errors.ts`), caused by the input
  * that should cause it. Tests assert the code and the status, not the wording.
  */
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorCodes } from '../../server/errors.ts';
+import { errorCodes } from '../../server/core/errors.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';

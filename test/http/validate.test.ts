@@ -1,7 +1,7 @@
 /** The edge's parsers on their own: untrusted values in, typed values or the contract's error code out. */
 import { describe, expect, it } from 'vitest';
 import { limits } from '../../protocol/protocol.ts';
-import { HttpError } from '../../server/errors.ts';
+import { HttpError } from '../../server/core/errors.ts';
 import {
   parseClient,
   parseId,

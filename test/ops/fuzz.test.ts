@@ -3,7 +3,7 @@
  * content types, encodings, query strings and cursors at `/send`, `/recv`
  * and `/history`. Whatever comes in:
  * - the answer is a 2xx, or a 4xx in the JSON error format with a code of
- *   the table (server/errors.ts); never a 5xx;
+ *   the table (server/core/errors.ts); never a 5xx;
  * - it comes within a few seconds (a hang fails the run);
  * - the server stays up;
  * - every text `/send` accepted reads back from `/history` byte for byte.
@@ -18,7 +18,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../protocol/protocol.ts';
-import { errorCodes } from '../../server/errors.ts';
+import { errorCodes } from '../../server/core/errors.ts';
 import { openStore } from '../../server/store/open-store.ts';
 import { startTestChat, type TestChat } from '../helpers/chat.ts';
 

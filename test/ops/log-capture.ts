@@ -1,8 +1,8 @@
 /**
- * A real pino log (server/log.ts) whose JSON lines a test reads back: what an
+ * A real pino log (server/core/log.ts) whose JSON lines a test reads back: what an
  * operator's log collector would get, parsed.
  */
-import { createLog, type Log, type LogLevel } from '../../server/log.ts';
+import { createLog, type Log, type LogLevel } from '../../server/core/log.ts';
 import { until } from '../helpers/chat.ts';
 
 export interface LogLine {

@@ -1,5 +1,5 @@
 /**
- * The log (server/log.ts) and the request log (server/metrics/request-log.ts):
+ * The log (server/core/log.ts) and the request log (server/metrics/request-log.ts):
  * JSON lines an operator's collector can parse, one per finished request.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Slow uploads are cut within seconds; long-polls are never cut
- * (BODY_TIMEOUT_MS, HEADERS_TIMEOUT_MS; server/server.ts). Over raw sockets,
+ * (BODY_TIMEOUT_MS, HEADERS_TIMEOUT_MS; server/process/server.ts). Over raw sockets,
  * as a hostile or a slow client would send.
  */
 import { once } from 'node:events';

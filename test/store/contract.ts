@@ -36,7 +36,7 @@ export interface StoreFeatures {
   /**
    * Sends with one key that race may use up an id (MongoDB without
    * transactions: the loser's id is filled with a hidden placeholder, see
-   * mongodb-store.ts). Ids still increase, and readers wait for nothing.
+   * mongodb/store.ts). Ids still increase, and readers wait for nothing.
    */
   keyRaceLeavesGap?: boolean;
 }

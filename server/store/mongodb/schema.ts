@@ -1,7 +1,7 @@
 /**
  * The MongoDB store's documents, its indexes and the query filters that rely
  * on them, kept side by side so a test can check each query against the
- * index it needs (test/store/mongodb-schema.test.ts) and a server-backed test
+ * index it needs (test/store/mongodb/schema.test.ts) and a server-backed test
  * can check the plan with `explain()`.
  *
  * Collections: `chat_messages` (one document per id, message or void) and

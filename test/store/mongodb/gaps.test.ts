@@ -1,13 +1,13 @@
 /**
  * How the MongoDB store reads a room around missing ids and voids
- * (server/store/mongodb-gaps.ts), on an in-memory room that keeps the one
+ * (server/store/mongodb/gaps.ts), on an in-memory room that keeps the one
  * rule the store relies on from MongoDB: one document per id (the unique
  * `{room, id}` index). Documents can be made invisible for a while, as a
  * write is to `readConcern: 'majority'` readers until a majority has it.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GapDoc, readAfter, readBefore, scan } from '../../server/store/mongodb-gaps.ts';
+import { type GapDoc, readAfter, readBefore, scan } from '../../../server/store/mongodb/gaps.ts';
 
 interface Doc extends GapDoc {
   text?: string;

@@ -11,19 +11,19 @@
  */
 import { type Collection, type Document, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatClientOptions } from '../../server/store/mongodb-client.ts';
+import { chatClientOptions } from '../../../server/store/mongodb/client.ts';
 import {
   fromFilter,
   keyFilter,
   MESSAGES,
   type MessageDoc,
-} from '../../server/store/mongodb-schema.ts';
-import { createMongoClient, MongoStore } from '../../server/store/mongodb-store.ts';
-import { StoreUnavailableError } from '../../server/store/store.ts';
-import { serviceUrl } from '../helpers/env.ts';
-import { closedPort } from './closed-port.ts';
-import { describeStore } from './contract.ts';
-import { mongoFixture, runName } from './mongodb-fixture.ts';
+} from '../../../server/store/mongodb/schema.ts';
+import { createMongoClient, MongoStore } from '../../../server/store/mongodb/store.ts';
+import { StoreUnavailableError } from '../../../server/store/store.ts';
+import { serviceUrl } from '../../helpers/env.ts';
+import { closedPort } from '../closed-port.ts';
+import { describeStore } from '../contract.ts';
+import { mongoFixture, runName } from './fixture.ts';
 
 const serverUrl = serviceUrl('MONGODB_URL');
 
@@ -48,7 +48,7 @@ describe('mongodb store with no server', () => {
 if (serverUrl === undefined) {
   const reason =
     'SKIPPED, MONGODB_URL is not set (npm run test:mongodb runs it against the compose MongoDB)';
-  console.warn(`test/store/mongodb.test.ts: the MongoDB contract suite is ${reason}`);
+  console.warn(`test/store/mongodb/store.test.ts: the MongoDB contract suite is ${reason}`);
   describe(`mongodb store against a server: ${reason}`, () => {
     it.skip('runs the store contract suite and the plan and claim checks', () => {});
   });

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 export type AddressOf = (req: IncomingMessage) => string;
 

@@ -6,7 +6,7 @@ import {
   loadConfig,
   rateLimitWindow,
   trustProxyWarning,
-} from '../server/config.ts';
+} from '../../server/core/config.ts';
 
 /** The problems `loadConfig(env)` reports, or a failure if it accepts `env`. */
 function problemsOf(env: Record<string, string>): string {

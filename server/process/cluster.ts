@@ -22,12 +22,12 @@
  *    serves them on `METRICS_PORT`, or to the worker asked for `/metrics`.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { isChatIpc, sendIpc } from './bus/cluster-ipc.ts';
-import type { Config } from './config.ts';
-import type { Log } from './log.ts';
-import { serveClusterMetrics } from './metrics/cluster-metrics.ts';
-import { servePresence } from './presence/cluster-presence.ts';
-import { LocalPresence } from './presence/presence.ts';
+import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
+import type { Config } from '../core/config.ts';
+import type { Log } from '../core/log.ts';
+import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
+import { servePresence } from '../presence/cluster-presence.ts';
+import { LocalPresence } from '../presence/presence.ts';
 
 /** When and how often a dead worker is forked again. */
 export interface RestartPolicy {

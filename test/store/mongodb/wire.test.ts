@@ -7,10 +7,10 @@
  */
 import { type Document, Long } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMongoClient, MongoStore } from '../../server/store/mongodb-store.ts';
-import type { MongoTiming } from '../../server/store/mongodb-timing.ts';
-import { StoreUnavailableError } from '../../server/store/store.ts';
-import { type WireCommand, WireStub } from './mongodb-wire.ts';
+import { createMongoClient, MongoStore } from '../../../server/store/mongodb/store.ts';
+import type { MongoTiming } from '../../../server/store/mongodb/timing.ts';
+import { StoreUnavailableError } from '../../../server/store/store.ts';
+import { type WireCommand, WireStub } from './wire.ts';
 
 const MAJORITY = { w: 'majority', j: true, wtimeout: 2_000 };
 

@@ -1,6 +1,6 @@
 /**
  * The MongoDB store's indexes against the queries that rely on them
- * (server/store/mongodb-schema.ts), checked by the planner's rules without a
+ * (server/store/mongodb/schema.ts), checked by the planner's rules without a
  * server: an equality prefix then a range or sort on the next key field,
  * and, for a partial index, a query that implies the index's filter. The
  * server-backed suite checks the real plan with `explain()` (mongodb.test.ts).
@@ -12,7 +12,7 @@ import {
   fromFilter,
   keyFilter,
   MESSAGE_INDEXES,
-} from '../../server/store/mongodb-schema.ts';
+} from '../../../server/store/mongodb/schema.ts';
 
 const index = (name: string): IndexDescription => {
   const found = MESSAGE_INDEXES.find((i) => i.name === name);

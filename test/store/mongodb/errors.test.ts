@@ -26,7 +26,7 @@ import {
   duplicateKeyIndex,
   isUnavailable,
   UNAVAILABLE_CODES,
-} from '../../server/store/mongodb-errors.ts';
+} from '../../../server/store/mongodb/errors.ts';
 
 const require = createRequire(import.meta.url);
 type ErrorClass<A extends unknown[]> = new (...args: A) => MongoError;

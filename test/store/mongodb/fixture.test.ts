@@ -6,7 +6,7 @@
  */
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { withDatabase } from './mongodb-fixture.ts';
+import { withDatabase } from './fixture.ts';
 
 const read = (url: string) => {
   const { dbName, credentials, hosts, replicaSet } = new MongoClient(url).options;

@@ -7,7 +7,7 @@
  * Messages that name a limit are built from the protocol's `limits`, so a
  * limit changes in one place.
  */
-import { CLIENT_PATTERN, KEY_PATTERN, limits, ROOM_PATTERN } from '../protocol/protocol.ts';
+import { CLIENT_PATTERN, KEY_PATTERN, limits, ROOM_PATTERN } from '../../protocol/protocol.ts';
 
 export const errorCodes = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },

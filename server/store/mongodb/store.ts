@@ -27,12 +27,14 @@
  */
 import { type Collection, type Db, type MongoClient, ReadConcern, WriteConcern } from 'mongodb';
 import {
-  duplicateKeyIndex,
-  isMaxTimeExpired,
-  isUnavailable,
-  onlyDuplicates,
-} from './mongodb-errors.ts';
-import { type AfterEnd, type GapSource, readAfter, readBefore } from './mongodb-gaps.ts';
+  type AppendResult,
+  type Message,
+  type MessageStore,
+  type NewMessage,
+  StoreUnavailableError,
+} from '../store.ts';
+import { duplicateKeyIndex, isMaxTimeExpired, isUnavailable, onlyDuplicates } from './errors.ts';
+import { type AfterEnd, type GapSource, readAfter, readBefore } from './gaps.ts';
 import {
   belowFilter,
   COUNTERS,
@@ -43,23 +45,10 @@ import {
   MESSAGES,
   type MessageDoc,
   READ_PROJECTION,
-} from './mongodb-schema.ts';
-import {
-  checkTiming,
-  defaultTiming,
-  gapGraceMs,
-  type MongoTiming,
-  planInsert,
-} from './mongodb-timing.ts';
-import {
-  type AppendResult,
-  type Message,
-  type MessageStore,
-  type NewMessage,
-  StoreUnavailableError,
-} from './store.ts';
+} from './schema.ts';
+import { checkTiming, defaultTiming, gapGraceMs, type MongoTiming, planInsert } from './timing.ts';
 
-export { createMongoClient } from './mongodb-client.ts';
+export { createMongoClient } from './client.ts';
 
 export interface MongoStoreOptions {
   /** Database name; defaults to the one in the client's URL (which `createMongoClient` requires). */

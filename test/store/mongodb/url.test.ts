@@ -1,12 +1,12 @@
 /**
- * The database a MongoDB URL names (server/store/mongodb-url.ts), checked
+ * The database a MongoDB URL names (server/store/mongodb/url.ts), checked
  * against the driver's own parser: for every URL the driver accepts, the
  * store must find the database the driver would use.
  */
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { createMongoClient } from '../../server/store/mongodb-client.ts';
-import { mongoDatabaseName, redact, splitMongoUrl } from '../../server/store/mongodb-url.ts';
+import { createMongoClient } from '../../../server/store/mongodb/client.ts';
+import { mongoDatabaseName, redact, splitMongoUrl } from '../../../server/store/mongodb/url.ts';
 
 const named = [
   'mongodb://127.0.0.1:27017/chat',

@@ -1,13 +1,13 @@
 /**
- * The MongoDB store's grace arithmetic (server/store/mongodb-timing.ts): the
+ * The MongoDB store's grace arithmetic (server/store/mongodb/timing.ts): the
  * readers' grace must exceed the latest a writer's insert can land, plus
  * clock skew, and the client and store must really run with those numbers.
  */
 import fc from 'fast-check';
 import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { chatClientOptions, createMongoClient } from '../../server/store/mongodb-client.ts';
-import { MongoStore } from '../../server/store/mongodb-store.ts';
+import { chatClientOptions, createMongoClient } from '../../../server/store/mongodb/client.ts';
+import { MongoStore } from '../../../server/store/mongodb/store.ts';
 import {
   checkTiming,
   defaultTiming,
@@ -16,7 +16,7 @@ import {
   type MongoTiming,
   planInsert,
   writerWorstCaseMs,
-} from '../../server/store/mongodb-timing.ts';
+} from '../../../server/store/mongodb/timing.ts';
 
 describe('MongoDB timing', () => {
   describe('with the defaults', () => {

@@ -12,7 +12,7 @@
  * Void documents never count against a page's `limit`.
  *
  * The reading loops take their documents from a `GapSource` so that the
- * accounting can be tested without a server (test/store/mongodb-gaps.test.ts).
+ * accounting can be tested without a server (test/store/mongodb/gaps.test.ts).
  */
 
 /** What the scan needs of a document. */

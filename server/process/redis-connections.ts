@@ -5,7 +5,7 @@
  * (`server.ts`); this module owns them and quits them last.
  */
 import { Redis } from 'ioredis';
-import type { Log } from './log.ts';
+import type { Log } from '../core/log.ts';
 
 export interface RedisConnections {
   publisher: Redis;

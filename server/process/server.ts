@@ -21,22 +21,25 @@ import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Bus, LocalBus } from './bus/bus.ts';
-import { ClusterBus } from './bus/cluster-bus.ts';
-import { RedisBus } from './bus/redis-bus.ts';
-import { type Config, trustProxyWarning } from './config.ts';
-import { clientAddress } from './http/client-address.ts';
-import type { ChatContext } from './http/context.ts';
-import { createRequestListener } from './http/entry.ts';
-import { createSendLimit } from './http/rate-limit.ts';
-import { Waiters } from './http/waiters.ts';
-import { createLog, type Log } from './log.ts';
-import { MessageLog } from './messages/message-log.ts';
-import { StoreWatch } from './messages/store-watch.ts';
-import { type ChatOps, startOps } from './metrics/ops.ts';
-import { createClusterPresence } from './presence/cluster-presence.ts';
-import { LocalPresence, type Presence } from './presence/presence.ts';
-import { createRedisPresence } from './presence/redis-presence.ts';
+import { type Bus, LocalBus } from '../bus/bus.ts';
+import { ClusterBus } from '../bus/cluster-bus.ts';
+import { RedisBus } from '../bus/redis-bus.ts';
+import { clientAddress } from '../core/client-address.ts';
+import { type Config, trustProxyWarning } from '../core/config.ts';
+import { createLog, type Log } from '../core/log.ts';
+import type { ChatContext } from '../http/context.ts';
+import { createRequestListener } from '../http/entry.ts';
+import { createSendLimit } from '../http/rate-limit.ts';
+import { Waiters } from '../http/waiters.ts';
+import { MessageLog } from '../messages/message-log.ts';
+import { StoreWatch } from '../messages/store-watch.ts';
+import { type ChatOps, startOps } from '../metrics/ops.ts';
+import type { Telemetry } from '../metrics/telemetry.ts';
+import { createClusterPresence } from '../presence/cluster-presence.ts';
+import { LocalPresence, type Presence } from '../presence/presence.ts';
+import { createRedisPresence } from '../presence/redis-presence.ts';
+import { openStore } from '../store/open-store.ts';
+import type { MessageStore } from '../store/store.ts';
 import {
   openRedis,
   READY_WAIT_MS,
@@ -44,9 +47,6 @@ import {
   readyWithin,
 } from './redis-connections.ts';
 import { removeStaleSocket } from './stale-socket.ts';
-import { openStore } from './store/open-store.ts';
-import type { MessageStore } from './store/store.ts';
-import type { Telemetry } from './telemetry.ts';
 
 export interface ChatParts {
   store?: MessageStore;

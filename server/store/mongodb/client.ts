@@ -8,8 +8,8 @@
  * `replicaSet`, TLS, pool size) is the deployment's to choose.
  */
 import { MongoClient, type MongoClientOptions } from 'mongodb';
-import { defaultTiming, type MongoTiming } from './mongodb-timing.ts';
-import { mongoDatabaseName } from './mongodb-url.ts';
+import { defaultTiming, type MongoTiming } from './timing.ts';
+import { mongoDatabaseName } from './url.ts';
 
 /** Driver options for the chat, from its timing. */
 export function chatClientOptions(timing: MongoTiming = defaultTiming): MongoClientOptions {

@@ -11,10 +11,10 @@
  * new, random database never becomes the place credentials are looked up.
  */
 import { MongoClient } from 'mongodb';
-import { chatClientOptions } from '../../server/store/mongodb-client.ts';
-import { MongoStore } from '../../server/store/mongodb-store.ts';
-import { splitMongoUrl } from '../../server/store/mongodb-url.ts';
-import type { StoreFixture } from './contract.ts';
+import { chatClientOptions } from '../../../server/store/mongodb/client.ts';
+import { MongoStore } from '../../../server/store/mongodb/store.ts';
+import { splitMongoUrl } from '../../../server/store/mongodb/url.ts';
+import type { StoreFixture } from '../contract.ts';
 
 /** `url` naming database `name`, credentials still checked where they were. */
 export function withDatabase(url: string, name: string): string {
