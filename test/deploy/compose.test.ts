@@ -9,74 +9,21 @@
  *
  * The required passwords are set for `config`.
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Compose,
+  composeEnv,
+  hasCompose,
+  MAIN_FILE,
+  MONGODB_FILE,
+  PASSWORDS,
+  resolvedConfig,
+  run,
+} from './compose.ts';
 import { NGINX_CONF } from './nginx.ts';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
-const MAIN_FILE = join(ROOT, 'docker-compose.yml');
-const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
-
-const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
-if (!hasCompose && process.env.CI) {
-  throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
-}
-
-interface Service {
-  image?: string;
-  logging?: { driver: string; options?: Record<string, string> };
-  volumes?: string[];
-  build?: { context: string; target: string };
-  environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
-  deploy?: { replicas?: number };
-  ports?: { target: number; published: number | string }[];
-}
-
-interface Compose {
-  services: Record<string, Service>;
-}
-
-const run = promisify(execFile);
-
-/** What the files require, set for `config`. */
-const PASSWORDS = {
-  MYSQL_PASSWORD: 'test-password',
-  MONGO_PASSWORD: 'test-password',
-  MONGO_ROOT_PASSWORD: 'test-root-password',
-};
-
-/** The environment compose sees: this one without any variable the files read. */
-function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of [...Object.keys(PASSWORDS), 'HTTP_PORT', 'MONGO_PORT']) delete env[name];
-  return { ...env, ...vars };
-}
-
-/** `docker-compose -f file config`, read back as an object. */
-async function resolvedConfig(
-  file: string,
-  vars: Record<string, string> = PASSWORDS,
-): Promise<Compose> {
-  const { stdout } = await run('docker-compose', ['-f', file, 'config'], {
-    env: composeEnv(vars),
-  });
-  // PyYAML comes with docker-compose (it is written in Python).
-  const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
-    const child = execFile(
-      'python3',
-      ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
-      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
-    );
-    child.stdin?.end(stdout);
-  });
-  return JSON.parse(json) as Compose;
-}
 
 const title = hasCompose
   ? 'docker-compose files (docker-compose config)'
@@ -150,6 +97,19 @@ describe.skipIf(!hasCompose)(title, () => {
         expect({ name, logging: service.logging }).toEqual({
           name,
           logging: { driver: 'json-file', options: { 'max-size': '10m', 'max-file': '3' } },
+        });
+      }
+    });
+
+    it('raises nginx’s and the chat’s open-file limit to nginx.conf’s worker_rlimit_nofile', async () => {
+      const nginx = await readFile(NGINX_CONF, 'utf8');
+      const rlimit = Number(/^worker_rlimit_nofile (\d+);/m.exec(nginx)?.[1]);
+      const connections = Number(/worker_connections (\d+);/.exec(nginx)?.[1]);
+      expect(rlimit).toBeGreaterThanOrEqual(2 * connections);
+      for (const name of ['web', 'app']) {
+        expect({ name, ulimits: main.services[name]?.ulimits }).toEqual({
+          name,
+          ulimits: { nofile: { soft: rlimit, hard: rlimit } },
         });
       }
     });

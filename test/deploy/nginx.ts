@@ -12,7 +12,7 @@
  *   (`debianMainConf`), either unchanged (`nginx -t`) or with only its
  *   listen lines changed (`startSite`).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, watch } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -39,6 +39,8 @@ export interface RunningNginx {
   url: string;
   port: number;
   conf: string;
+  /** nginx's error log so far. */
+  errorLog(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,8 @@ export interface NginxSite {
   root: string;
   /** Folder for the pid file, the logs and nginx's temp files. */
   dir: string;
+  /** The open-file limit nginx runs under (soft and hard), and its workers set. */
+  nofile: number;
 }
 
 function tempPaths(dir: string): string {
@@ -72,12 +76,21 @@ export function swapOnce(source: string, swaps: [string, string][], file: string
   return text;
 }
 
+/** `worker_rlimit_nofile N;` in an nginx file, and N. */
+export function workerRlimitNofile(source: string): { line: string; value: number } {
+  const match = /^worker_rlimit_nofile (\d+);/m.exec(source);
+  if (!match) throw new Error('no worker_rlimit_nofile in the nginx file');
+  return { line: match[0], value: Number(match[1]) };
+}
+
 export function renderNginxConf(source: string, site: NginxSite): string {
   const { dir } = site;
   return swapOnce(
     source,
     [
       ['user nginx;\n', ''],
+      // The file's value is compose's `ulimits`; here nginx runs under `nofile`.
+      [workerRlimitNofile(source).line, `worker_rlimit_nofile ${site.nofile};`],
       ['worker_processes auto;', 'worker_processes 1;'],
       ['pid /var/run/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`],
       ['error_log /dev/stderr warn;', `error_log ${join(dir, 'error.log')} warn;`],
@@ -90,13 +103,25 @@ export function renderNginxConf(source: string, site: NginxSite): string {
   );
 }
 
-/** deploy/nginx.conf in front of `upstream`, serving `root`. */
-export function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise<RunningNginx> {
+/**
+ * deploy/nginx.conf in front of `upstream`, serving `root`, under an open-file
+ * limit of `nofile` (by default this machine's hard limit).
+ */
+export function startNginx(
+  site: Omit<NginxSite, 'port' | 'dir' | 'nofile'> & { nofile?: number },
+): Promise<RunningNginx> {
   return onFreePort(async (port) => {
     const dir = await nginxDir();
-    const conf = renderNginxConf(await readFile(NGINX_CONF, 'utf8'), { ...site, port, dir });
-    return runNginx(dir, conf, port);
+    const nofile = site.nofile ?? hardNofile();
+    const source = await readFile(NGINX_CONF, 'utf8');
+    const conf = renderNginxConf(source, { ...site, port, dir, nofile });
+    return runNginx(dir, conf, port, undefined, nofile);
   });
+}
+
+/** This process's hard limit on open files: what a child may be given at most. */
+export function hardNofile(): number {
+  return Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim());
 }
 
 // --- deploy/linux/nginx-site.conf (a host's own nginx) ----------------------
@@ -219,15 +244,21 @@ async function runNginx(
   conf: string,
   port: number,
   paths = (tempDir: string, confPath: string) => ['-p', tempDir, '-c', confPath],
+  nofile?: number,
 ): Promise<RunningNginx> {
   const confPath = join(dir, 'nginx.conf');
   await writeFile(confPath, conf);
   const args = [...paths(dir, confPath), '-g', 'daemon off;'];
+  // prlimit (util-linux) sets the limit, then execs nginx: the same pid.
+  const [command, commandArgs] =
+    nofile === undefined
+      ? [NGINX, args]
+      : ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', NGINX, ...args]];
   let child: ChildProcess | undefined;
   let stderr = '';
   try {
     await run(NGINX, ['-t', ...args]);
-    child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (chunk) => {
       stderr += chunk;
     });
@@ -243,6 +274,7 @@ async function runNginx(
     url: `http://127.0.0.1:${port}`,
     port,
     conf,
+    errorLog: () => readFile(join(dir, 'error.log'), 'utf8').catch(() => ''),
     async stop() {
       if (running.exitCode === null && running.signalCode === null) {
         const exited = once(running, 'exit');
