@@ -19,19 +19,19 @@ export interface ProxiedChat {
   close(): Promise<void>;
 }
 
-export interface Proxied<C extends ProxiedChat> {
+export interface Proxied<C extends ProxiedChat, N extends RunningNginx = RunningNginx> {
   chat: C;
-  nginx: RunningNginx;
+  nginx: N;
   stop(): Promise<void>;
 }
 
 /** Starts the chat, then nginx in front of it; stops the chat if nginx does not start. */
-export async function startProxied<C extends ProxiedChat>(
+export async function startProxied<C extends ProxiedChat, N extends RunningNginx = RunningNginx>(
   startChat: () => Promise<C>,
-  startNginx: (chat: C) => Promise<RunningNginx>,
-): Promise<Proxied<C>> {
+  startNginx: (chat: C) => Promise<N>,
+): Promise<Proxied<C, N>> {
   const chat = await startChat();
-  let nginx: RunningNginx;
+  let nginx: N;
   try {
     nginx = await startNginx(chat);
   } catch (error) {

@@ -27,6 +27,13 @@ export const NGINX_CONF = new URL('../../deploy/nginx.conf', import.meta.url);
 export const NGINX_SITE = fileURLToPath(
   new URL('../../deploy/linux/nginx-site.conf', import.meta.url),
 );
+export const NGINX_SITE_HTTPS = fileURLToPath(
+  new URL('../../deploy/linux/nginx-site-https.conf', import.meta.url),
+);
+
+/** A change to Debian's main nginx.conf (the guide's step 5, for one), applied before nginx reads it. */
+export type MainConfEdit = (main: string) => string | Promise<string>;
+const unchanged: MainConfEdit = (main) => main;
 
 export const hasNginx = existsSync(NGINX);
 if (!hasNginx && process.env.CI) {
@@ -167,11 +174,14 @@ ${tempPaths(dir)}
 }
 
 /** `nginx -t` on the site file, unchanged, in Debian's main configuration: its output. */
-export async function checkSite(site = NGINX_SITE): Promise<{ ok: boolean; output: string }> {
+export async function checkSite(
+  site = NGINX_SITE,
+  editMain: MainConfEdit = unchanged,
+): Promise<{ ok: boolean; output: string }> {
   const dir = await nginxDir();
   try {
     const confPath = join(dir, 'nginx.conf');
-    await writeFile(confPath, debianMainConf(dir, site));
+    await writeFile(confPath, await editMain(debianMainConf(dir, site)));
     const result = await run(NGINX, ['-t', ...debianArgs(dir, confPath)]).then(
       ({ stderr }) => ({ ok: true, output: stderr }),
       (error: { stderr?: string }) => ({ ok: false, output: error.stderr ?? String(error) }),
@@ -199,22 +209,101 @@ export function hasIpv6Loopback(): boolean {
  * where the loopback has no IPv6). `more` applies further swaps, which the
  * caller must name in its test.
  */
-export function startSite(more: [string, string][] = []): Promise<RunningNginx> {
+export interface SiteOptions {
+  /** Further swaps in the site file, which the caller must name in its test. */
+  more?: [string, string][];
+  /** A change to Debian's main file. */
+  editMain?: MainConfEdit;
+  /** The open-file limit nginx runs under (default: inherited). */
+  nofile?: number;
+}
+
+export function startSite(
+  more: [string, string][] = [],
+  options: Omit<SiteOptions, 'more'> = {},
+): Promise<RunningNginx> {
   return onFreePort(async (port) => {
     const dir = await nginxDir();
     const site = swapOnce(
       await readFile(NGINX_SITE, 'utf8'),
-      [
-        ['    listen 80;\n', `    listen 127.0.0.1:${port};\n`],
-        ['    listen [::]:80;\n', hasIpv6Loopback() ? `    listen [::1]:${port};\n` : ''],
-        ...more,
-      ],
+      [...listenSwaps('80', '', port), ...more],
       'deploy/linux/nginx-site.conf',
     );
-    const sitePath = join(dir, 'chat-site.conf');
-    await writeFile(sitePath, site);
-    return runNginx(dir, debianMainConf(dir, sitePath), port, debianArgs);
+    return runSite(dir, site, port, options);
   });
+}
+
+/** `listen <port><flags>;` and `listen [::]:<port><flags>;` to `port` on loopback (IPv6 dropped where absent). */
+function listenSwaps(from: string, flags: string, port: number, suffix = ''): [string, string][] {
+  return [
+    [`    listen ${from}${flags};${suffix}\n`, `    listen 127.0.0.1:${port}${flags};\n`],
+    [
+      `    listen [::]:${from}${flags}${suffix ? ' ipv6only=on' : ''};${suffix}\n`,
+      hasIpv6Loopback() ? `    listen [::1]:${port}${flags};\n` : '',
+    ],
+  ];
+}
+
+async function runSite(
+  dir: string,
+  site: string,
+  port: number,
+  { editMain = unchanged, nofile }: SiteOptions,
+): Promise<RunningNginx> {
+  const sitePath = join(dir, 'chat-site.conf');
+  await writeFile(sitePath, site);
+  const main = await editMain(debianMainConf(dir, sitePath));
+  return runNginx(dir, main, port, debianArgs, nofile);
+}
+
+/** What certbot puts under /etc/letsencrypt, made by the test. */
+export interface TlsFiles {
+  fullchain: string;
+  privkey: string;
+  /** certbot's options-ssl-nginx.conf. */
+  options: string;
+  dhparam: string;
+}
+
+export interface RunningHttpsSite extends RunningNginx {
+  httpsPort: number;
+}
+
+/**
+ * deploy/linux/nginx-site-https.conf (the site as certbot leaves it, HTTP/2
+ * on) with only its listen ports and its /etc/letsencrypt paths changed: the
+ * redirecting server on `port` (RunningNginx.url), the HTTPS one on
+ * `httpsPort`.
+ */
+export async function startHttpsSite(tls: TlsFiles): Promise<RunningHttpsSite> {
+  const httpsPort = await freePort();
+  const certbot = '# managed by Certbot';
+  const running = await onFreePort(async (port) => {
+    const dir = await nginxDir();
+    const site = swapOnce(
+      await readFile(NGINX_SITE_HTTPS, 'utf8'),
+      [
+        ...listenSwaps('443', ' ssl http2', httpsPort, ` ${certbot}`),
+        ...listenSwaps('80', '', port),
+        [
+          `ssl_certificate /etc/letsencrypt/live/chat.example.com/fullchain.pem; ${certbot}`,
+          `ssl_certificate ${tls.fullchain};`,
+        ],
+        [
+          `ssl_certificate_key /etc/letsencrypt/live/chat.example.com/privkey.pem; ${certbot}`,
+          `ssl_certificate_key ${tls.privkey};`,
+        ],
+        [`include /etc/letsencrypt/options-ssl-nginx.conf; ${certbot}`, `include ${tls.options};`],
+        [
+          `ssl_dhparam /etc/letsencrypt/ssl-dhparams.pem; ${certbot}`,
+          `ssl_dhparam ${tls.dhparam};`,
+        ],
+      ],
+      'deploy/linux/nginx-site-https.conf',
+    );
+    return runSite(dir, site, port, {});
+  });
+  return { ...running, httpsPort };
 }
 
 /**
