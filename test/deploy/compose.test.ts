@@ -16,10 +16,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type Compose,
   composeEnv,
+  HTTPS_FILE,
   hasCompose,
   MAIN_FILE,
   MONGODB_FILE,
   PASSWORDS,
+  ROOT,
   resolvedConfig,
   run,
 } from './compose.ts';
@@ -119,6 +121,31 @@ describe.skipIf(!hasCompose)(title, () => {
       expect(app?.healthcheck?.test.join(' ')).toContain(
         `127.0.0.1:${app?.environment?.PORT}/health`,
       );
+    });
+  });
+
+  describe('deploy/docker-compose.https.yml on top of docker-compose.yml', () => {
+    it('publishes 443 and mounts nginx-tls.conf and the certificate folder into web', async () => {
+      const https = await resolvedConfig([MAIN_FILE, HTTPS_FILE], {
+        ...PASSWORDS,
+        TLS_DIR: '/etc/letsencrypt/live/chat.example.com',
+      });
+      const web = https.services.web;
+      expect(web?.ports?.map((port) => port.target).sort()).toEqual([443, 80]);
+      expect([...(web?.volumes ?? [])].sort()).toEqual([
+        '/etc/letsencrypt/live/chat.example.com:/etc/nginx/tls:ro',
+        `${join(ROOT, 'deploy', 'nginx-tls.conf')}:/etc/nginx/tls.d/tls.conf:ro`,
+      ]);
+      const nginx = await readFile(NGINX_CONF, 'utf8');
+      expect(nginx).toContain('include /etc/nginx/tls.d/*.conf;');
+    });
+
+    it('refuses to start without TLS_DIR', async () => {
+      await expect(
+        run('docker-compose', ['-f', MAIN_FILE, '-f', HTTPS_FILE, 'config'], {
+          env: composeEnv(PASSWORDS),
+        }),
+      ).rejects.toThrow(/set TLS_DIR/);
     });
   });
 

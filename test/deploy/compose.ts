@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const MAIN_FILE = join(ROOT, 'docker-compose.yml');
 export const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
+export const HTTPS_FILE = join(ROOT, 'deploy', 'docker-compose.https.yml');
 
 export const hasCompose =
   spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
@@ -45,16 +46,24 @@ export const PASSWORDS = {
 /** The environment compose sees: this one without any variable the files read. */
 export function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of [...Object.keys(PASSWORDS), 'HTTP_PORT', 'MONGO_PORT']) delete env[name];
+  for (const name of [
+    ...Object.keys(PASSWORDS),
+    'HTTP_PORT',
+    'HTTPS_PORT',
+    'MONGO_PORT',
+    'TLS_DIR',
+  ])
+    delete env[name];
   return { ...env, ...vars };
 }
 
 /** `docker-compose -f file config`, read back as an object. */
 export async function resolvedConfig(
-  file: string,
+  file: string | string[],
   vars: Record<string, string> = PASSWORDS,
 ): Promise<Compose> {
-  const { stdout } = await run('docker-compose', ['-f', file, 'config'], {
+  const files = (Array.isArray(file) ? file : [file]).flatMap((f) => ['-f', f]);
+  const { stdout } = await run('docker-compose', [...files, 'config'], {
     env: composeEnv(vars),
   });
   // PyYAML comes with docker-compose (it is written in Python).

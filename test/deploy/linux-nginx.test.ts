@@ -1,24 +1,8 @@
-/**
- * deploy/linux/nginx-site.conf, the site file for a host's own nginx, run by
- * the real nginx (Debian 12's 1.22) in front of the built chat:
- * - `nginx -t` on the file unchanged, included from Debian's main config;
- * - running, with only its listen lines changed, in front of the chat on
- *   127.0.0.1:3000, the address the file proxies to, started from dist/ with
- *   chat.service's own settings (Environment= lines and the sample
- *   chat.env), read through the chat's config check;
- * - the static part once more with its root pointed at the build.
- *
- * The chat must get 127.0.0.1:3000 itself: if something else listens there,
- * this suite says so and fails.
- */
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
+import type { RecvAnswer } from '../../protocol/protocol.ts';
 import type { Config } from '../../server/core/config.ts';
 import type { RunningChat } from '../../server/process/server.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
@@ -42,11 +26,12 @@ import {
   expectLeavingVisitorDropsPoll,
   expectMetricsRefused,
   expectPerVisitorBudgets,
+  expectPollAndSendOnOneHttp2Connection,
   expectSameSecurityHeaders,
   locationBlock,
+  makeTlsFiles,
   recvReadTimeoutMs,
   startProxied,
-  waitingPolls,
 } from './nginx-fixtures.ts';
 import { readEnvFile, readUnit } from './systemd-unit.ts';
 
@@ -83,67 +68,6 @@ async function startUnitChat(tweak: Partial<Config> = {}): Promise<RunningChat> 
     }
     throw error;
   }
-}
-
-/**
- * What certbot would put under /etc/letsencrypt, made here: a self-signed
- * certificate for chat.example.com (`openssl req -x509`), certbot's
- * options-ssl-nginx.conf as its nginx plugin ships it, and the RFC 7919
- * ffdhe2048 group, which is what certbot's ssl-dhparams.pem holds.
- */
-async function makeTlsFiles(): Promise<TlsFiles & { dir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'chat-tls-'));
-  const files = {
-    dir,
-    fullchain: join(dir, 'fullchain.pem'),
-    privkey: join(dir, 'privkey.pem'),
-    options: join(dir, 'options-ssl-nginx.conf'),
-    dhparam: join(dir, 'ssl-dhparams.pem'),
-  };
-  const openssl = promisify(execFile);
-  await openssl('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=chat.example.com',
-    '-addext',
-    'subjectAltName=DNS:chat.example.com',
-    '-keyout',
-    files.privkey,
-    '-out',
-    files.fullchain,
-  ]);
-  await openssl('openssl', [
-    'genpkey',
-    '-genparam',
-    '-algorithm',
-    'DH',
-    '-pkeyopt',
-    'group:ffdhe2048',
-    '-out',
-    files.dhparam,
-  ]);
-  await writeFile(
-    files.options,
-    [
-      'ssl_session_cache shared:le_nginx_SSL:10m;',
-      'ssl_session_timeout 1440m;',
-      'ssl_session_tickets off;',
-      'ssl_protocols TLSv1.2 TLSv1.3;',
-      'ssl_prefer_server_ciphers off;',
-      'ssl_ciphers "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";',
-      '',
-    ].join('\n'),
-  );
-  // nginx's master reads these as root; its workers need none of them.
-  return files;
 }
 
 function startProxiedChat(tweak: Partial<Config> = {}) {
@@ -317,7 +241,7 @@ describe.skipIf(!hasNginx)(title, () => {
     let stop: () => Promise<void>;
 
     beforeAll(async () => {
-      tls = await makeTlsFiles();
+      tls = await makeTlsFiles('chat.example.com');
       ({ chat, nginx, stop } = await startProxied(
         () => startUnitChat(),
         () => startHttpsSite(tls),
@@ -329,62 +253,12 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('answers a waiting poll and a send on one HTTP/2 connection (curl --http2)', async () => {
-      const origin = `https://chat.example.com:${nginx.httpsPort}`;
-      const common = (out: string) => [
-        '--silent',
-        '--no-progress-meter',
-        '--show-error',
-        '--http2',
-        '--cacert',
-        tls.fullchain,
-        '--resolve',
-        `chat.example.com:${nginx.httpsPort}:127.0.0.1`,
-        '--output',
-        join(tls.dir, out),
-        '--write-out',
-        `${out} %{http_version} %{http_code} %{num_connects}\n`,
-      ];
-      // One curl, two transfers multiplexed on one connection: the poll, and
-      // a send whose body comes from stdin, written once the poll waits.
-      const curl = spawn(
-        'curl',
-        [
-          '--parallel',
-          ...common('poll'),
-          `${origin}/recv?room=h2&since=0`,
-          '--next',
-          ...common('send'),
-          '--header',
-          'content-type: application/json',
-          '--request',
-          'POST',
-          '--upload-file',
-          '-',
-          `${origin}/send`,
-        ],
-        { stdio: ['pipe', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      curl.stdout.on('data', (chunk) => {
-        stdout += chunk;
+      await expectPollAndSendOnOneHttp2Connection(chat, {
+        host: 'chat.example.com',
+        port: nginx.httpsPort,
+        cacert: tls.fullchain,
+        dir: tls.dir,
       });
-      curl.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      const exited = once(curl, 'exit');
-
-      await waitingPolls(chat, 1);
-      curl.stdin.end(JSON.stringify({ room: 'h2', text: 'over HTTP/2' }));
-      const [code] = await exited;
-      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-
-      // Both over HTTP/2 with status 200; only the first opened a connection.
-      expect(stdout.trim().split('\n').sort()).toEqual(['poll 2 200 1', 'send 2 200 0']);
-      const poll = JSON.parse(await readFile(join(tls.dir, 'poll'), 'utf8')) as RecvAnswer;
-      const send = JSON.parse(await readFile(join(tls.dir, 'send'), 'utf8')) as SendAnswer;
-      expect(poll.messages.map((m) => m.text)).toEqual(['over HTTP/2']);
-      expect(poll.cursor).toBe(send.id);
     });
 
     it('redirects plain HTTP to HTTPS, as certbot’s --redirect set it up', async () => {

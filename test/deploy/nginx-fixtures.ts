@@ -6,12 +6,20 @@
  * TRUST_PROXY=1, or the built chat with chat.service's settings) and how its
  * nginx file is run (nginx.ts).
  */
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import { until } from '../helpers/chat.ts';
 import { apiRoutes } from './api-routes.ts';
 import { type HttpAnswer, http, postJson } from './http.ts';
-import type { RunningNginx } from './nginx.ts';
+import type { RunningNginx, TlsFiles } from './nginx.ts';
+
+const run = promisify(execFile);
 
 /** A chat as the suites see it: its URL, its own count of waiting polls, and a close. */
 export interface ProxiedChat {
@@ -180,4 +188,145 @@ export async function expectForgedForwardedForRefused(nginx: RunningNginx): Prom
     const answer = await sendFrom(nginx, '127.0.0.4', { 'x-forwarded-for': forged });
     expect({ forged, status: answer.status }).toEqual({ forged, status: 429 });
   }
+}
+
+/** A certificate for `host`, made here, and what certbot puts beside it. */
+export interface TestTls extends TlsFiles {
+  dir: string;
+}
+
+/**
+ * What certbot would put under /etc/letsencrypt, made here: a self-signed
+ * certificate for `host` (`openssl req -x509`), certbot's
+ * options-ssl-nginx.conf as its nginx plugin ships it, and the RFC 7919
+ * ffdhe2048 group, which is what certbot's ssl-dhparams.pem holds.
+ */
+export async function makeTlsFiles(host: string): Promise<TestTls> {
+  const dir = await mkdtemp(join(tmpdir(), 'chat-tls-'));
+  const files = {
+    dir,
+    fullchain: join(dir, 'fullchain.pem'),
+    privkey: join(dir, 'privkey.pem'),
+    options: join(dir, 'options-ssl-nginx.conf'),
+    dhparam: join(dir, 'ssl-dhparams.pem'),
+  };
+  const openssl = (...args: string[]) => run('openssl', args);
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${host}`,
+    '-addext',
+    `subjectAltName=DNS:${host}`,
+    '-keyout',
+    files.privkey,
+    '-out',
+    files.fullchain,
+  );
+  await openssl(
+    'genpkey',
+    '-genparam',
+    '-algorithm',
+    'DH',
+    '-pkeyopt',
+    'group:ffdhe2048',
+    '-out',
+    files.dhparam,
+  );
+  await writeFile(
+    files.options,
+    [
+      'ssl_session_cache shared:le_nginx_SSL:10m;',
+      'ssl_session_timeout 1440m;',
+      'ssl_session_tickets off;',
+      'ssl_protocols TLSv1.2 TLSv1.3;',
+      'ssl_prefer_server_ciphers off;',
+      'ssl_ciphers "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";',
+      '',
+    ].join('\n'),
+  );
+  return files;
+}
+
+export interface Http2Target {
+  /** The name the certificate is for; curl resolves it to 127.0.0.1. */
+  host: string;
+  port: number;
+  cacert: string;
+  /** Where curl writes the two answers. */
+  dir: string;
+}
+
+/**
+ * One `curl --http2 --parallel` with two transfers, multiplexed on one
+ * connection: a poll, and a send whose body comes from curl's stdin, written
+ * only once the chat holds the poll. Both must complete over HTTP/2 with 200,
+ * the second without a connection of its own, and the poll must carry the
+ * message the send stored.
+ */
+export async function expectPollAndSendOnOneHttp2Connection(
+  chat: ProxiedChat,
+  target: Http2Target,
+): Promise<void> {
+  const origin = `https://${target.host}:${target.port}`;
+  const common = (out: string) => [
+    '--silent',
+    '--no-progress-meter',
+    '--show-error',
+    '--http2',
+    '--cacert',
+    target.cacert,
+    '--resolve',
+    `${target.host}:${target.port}:127.0.0.1`,
+    '--output',
+    join(target.dir, out),
+    '--write-out',
+    `${out} %{http_version} %{http_code} %{num_connects}\n`,
+  ];
+  const curl = spawn(
+    'curl',
+    [
+      '--parallel',
+      ...common('poll'),
+      `${origin}/recv?room=h2&since=0`,
+      '--next',
+      ...common('send'),
+      '--header',
+      'content-type: application/json',
+      '--request',
+      'POST',
+      '--upload-file',
+      '-',
+      `${origin}/send`,
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  curl.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  curl.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = once(curl, 'exit');
+
+  await waitingPolls(chat, 1);
+  curl.stdin.end(JSON.stringify({ room: 'h2', text: 'over HTTP/2' }));
+  const [code] = await exited;
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+
+  // Both over HTTP/2 with status 200; only the first opened a connection.
+  expect(stdout.trim().split('\n').sort()).toEqual(['poll 2 200 1', 'send 2 200 0']);
+  const poll = JSON.parse(await readFile(join(target.dir, 'poll'), 'utf8')) as RecvAnswer;
+  const send = JSON.parse(await readFile(join(target.dir, 'send'), 'utf8')) as SendAnswer;
+  expect(poll.messages.map((m) => m.text)).toEqual(['over HTTP/2']);
+  expect(poll.cursor).toBe(send.id);
 }

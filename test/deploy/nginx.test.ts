@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults } from '../../server/core/config.ts';
 import { type RecvBody, startTestChat, type TestChat } from '../helpers/chat.ts';
 import { http, postJson } from './http.ts';
-import { hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
+import { freePort, hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
 import {
   expectChatRefusesLargeBody,
   expectEveryRouteReachesChat,
@@ -19,10 +19,14 @@ import {
   expectLeavingVisitorDropsPoll,
   expectMetricsRefused,
   expectPerVisitorBudgets,
+  expectPollAndSendOnOneHttp2Connection,
   expectSameSecurityHeaders,
   locationBlock,
+  makeTlsFiles,
+  type Proxied,
   recvReadTimeoutMs,
   startProxied,
+  type TestTls,
 } from './nginx-fixtures.ts';
 
 const POLL_TIMEOUT_MS = 3_000;
@@ -166,6 +170,46 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
     });
   });
 });
+
+describe.skipIf(!hasNginx)(
+  'deploy/nginx.conf with deploy/nginx-tls.conf and a certificate (docker-compose.https.yml)',
+  () => {
+    let proxied: Proxied<TestChat>;
+    let tls: TestTls;
+    let tlsPort: number;
+
+    beforeAll(async () => {
+      tls = await makeTlsFiles('chat.example.com');
+      tlsPort = await freePort();
+      proxied = await startProxied(
+        () => startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS }),
+        (chat) =>
+          startNginx({
+            upstream: new URL(chat.url).host,
+            root,
+            tls: { fullchain: tls.fullchain, privkey: tls.privkey, port: tlsPort },
+          }),
+      );
+    });
+    afterAll(async () => {
+      await proxied?.stop();
+      await rm(tls.dir, { recursive: true, force: true });
+    });
+
+    it('answers a waiting poll and a send on one HTTP/2 connection (curl --http2)', async () => {
+      await expectPollAndSendOnOneHttp2Connection(proxied.chat, {
+        host: 'chat.example.com',
+        port: tlsPort,
+        cacert: tls.fullchain,
+        dir: tls.dir,
+      });
+    });
+
+    it('still serves plain HTTP on port 80', async () => {
+      expect((await http(`${proxied.nginx.url}/health`)).status).toBe(200);
+    });
+  },
+);
 
 describe.skipIf(!hasNginx)(
   'deploy/nginx.conf: the visitor address reaches the chat (TRUST_PROXY=1)',

@@ -15,7 +15,7 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, watch } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { promisify } from 'node:util';
 
 export const NGINX = '/usr/sbin/nginx';
 export const NGINX_CONF = new URL('../../deploy/nginx.conf', import.meta.url);
+export const NGINX_TLS_CONF = new URL('../../deploy/nginx-tls.conf', import.meta.url);
 export const NGINX_SITE = fileURLToPath(
   new URL('../../deploy/linux/nginx-site.conf', import.meta.url),
 );
@@ -104,6 +105,7 @@ export function renderNginxConf(source: string, site: NginxSite): string {
       ['access_log /dev/stdout;', `access_log ${join(dir, 'access.log')};\n${tempPaths(dir)}`],
       ['server app:3000 resolve;', `server ${site.upstream};`],
       ['listen 80;', `listen 127.0.0.1:${site.port};`],
+      ['include /etc/nginx/tls.d/*.conf;', `include ${join(dir, 'tls.d')}/*.conf;`],
       ['root /usr/share/nginx/html;', `root ${site.root};`],
     ],
     'deploy/nginx.conf',
@@ -115,15 +117,42 @@ export function renderNginxConf(source: string, site: NginxSite): string {
  * limit of `nofile` (by default this machine's hard limit).
  */
 export function startNginx(
-  site: Omit<NginxSite, 'port' | 'dir' | 'nofile'> & { nofile?: number },
+  site: Omit<NginxSite, 'port' | 'dir' | 'nofile'> & { nofile?: number; tls?: ComposeTls },
 ): Promise<RunningNginx> {
   return onFreePort(async (port) => {
     const dir = await nginxDir();
+    await mkdir(join(dir, 'tls.d'));
+    if (site.tls) await writeFile(join(dir, 'tls.d', 'tls.conf'), await renderTlsConf(site.tls));
     const nofile = site.nofile ?? hardNofile();
     const source = await readFile(NGINX_CONF, 'utf8');
     const conf = renderNginxConf(source, { ...site, port, dir, nofile });
     return runNginx(dir, conf, port, undefined, nofile);
   });
+}
+
+/** What deploy/docker-compose.https.yml mounts: the certificate, and the port 443 becomes. */
+export interface ComposeTls {
+  fullchain: string;
+  privkey: string;
+  port: number;
+}
+
+/**
+ * deploy/nginx-tls.conf with its port and certificate paths swapped, and
+ * nginx 1.25's `http2 on;` written as Debian 12's nginx 1.22 spells it
+ * (`listen … ssl http2`): the one change needed to run the compose file's
+ * HTTP/2 here.
+ */
+export async function renderTlsConf(tls: ComposeTls): Promise<string> {
+  return swapOnce(
+    await readFile(NGINX_TLS_CONF, 'utf8'),
+    [
+      ['listen 443 ssl;\nhttp2 on;\n', `listen 127.0.0.1:${tls.port} ssl http2;\n`],
+      ['/etc/nginx/tls/fullchain.pem', tls.fullchain],
+      ['/etc/nginx/tls/privkey.pem', tls.privkey],
+    ],
+    'deploy/nginx-tls.conf',
+  );
 }
 
 /** This process's hard limit on open files: what a child may be given at most. */
@@ -422,7 +451,7 @@ async function onFreePort(start: (port: number) => Promise<RunningNginx>): Promi
   }
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
