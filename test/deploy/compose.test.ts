@@ -221,3 +221,18 @@ describe.skipIf(!hasCompose)(title, () => {
     });
   });
 });
+
+describe('.env.example', () => {
+  it('names every variable the compose files read, and nothing else', async () => {
+    const files = [MAIN_FILE, MONGODB_FILE, HTTPS_FILE];
+    const read = new Set<string>();
+    for (const file of files) {
+      for (const match of (await readFile(file, 'utf8')).matchAll(/\$\{([A-Z_]+)/g)) {
+        read.add(match[1]!);
+      }
+    }
+    const example = await readFile(join(ROOT, '.env.example'), 'utf8');
+    const named = [...example.matchAll(/^#?([A-Z_]+)=/gm)].map((m) => m[1]!);
+    expect([...new Set(named)].sort()).toEqual([...read].sort());
+  });
+});
