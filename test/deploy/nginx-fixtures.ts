@@ -77,19 +77,26 @@ export function recvReadTimeoutMs(conf: string): number {
   return Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]) * 1000;
 }
 
-/** The headers the chat gives its own static files, which nginx must give them too. */
+/** The twelve headers helmet gives the chat's own static files, which nginx must give them too. */
 export const STATIC_SECURITY_HEADERS = [
   'content-security-policy',
   'cross-origin-opener-policy',
   'cross-origin-resource-policy',
+  'origin-agent-cluster',
   'referrer-policy',
+  'strict-transport-security',
   'x-content-type-options',
+  'x-dns-prefetch-control',
+  'x-download-options',
   'x-frame-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
 ] as const;
 
-/** Each of those headers as nginx sends it, next to the chat's own. */
+/** Each of those headers as nginx sends it, next to the chat's own (which must send them all). */
 export function expectSameSecurityHeaders(fromNginx: HttpAnswer, fromNode: HttpAnswer): void {
   for (const name of STATIC_SECURITY_HEADERS) {
+    expect({ [name]: typeof fromNode.headers[name] }).toEqual({ [name]: 'string' });
     expect({ [name]: fromNginx.headers[name] }).toEqual({ [name]: fromNode.headers[name] });
   }
 }

@@ -34,6 +34,7 @@ import {
   iisnodeAppendXff,
   router,
 } from './iis-config.ts';
+import { STATIC_SECURITY_HEADERS } from './nginx-fixtures.ts';
 
 const ZOO = join(ROOT, 'web.config');
 const HTTP_PLATFORM = join(ROOT, 'deploy', 'iis', 'httpplatform', 'web.config');
@@ -160,6 +161,27 @@ describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
       );
       expect(max).toBeGreaterThan(16 * 1024);
       expect(max).toBeLessThanOrEqual(64 * 1024);
+    });
+
+    it('gives the files IIS serves the twelve security headers the chat gives its own', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'chat-iis-static-'));
+      await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>\n');
+      const node = await startTestChat({ serveStatic: true, staticDir: dir });
+      try {
+        const fromNode = await http(`${node.url}/`);
+        const iis = config.pairs(
+          '/configuration/location[@path="public"]/system.webServer/httpProtocol/customHeaders/add',
+        );
+        const lower = Object.fromEntries(
+          Object.entries(iis).map(([name, value]) => [name.toLowerCase(), value]),
+        );
+        for (const name of STATIC_SECURITY_HEADERS) {
+          expect({ [name]: lower[name] }).toEqual({ [name]: fromNode.headers[name] });
+        }
+      } finally {
+        await node.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('passes the chat’s JSON errors through', () => {
