@@ -22,7 +22,7 @@ import { mkdir, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guideBlock, runGuideScript, withLines } from './linux-guide.ts';
+import { guideBlock, runGuideScript, withLines, withStep5Limits } from './linux-guide.ts';
 import { checkSite, debianMainConf, hasNginx, NGINX_SITE, NGINX_SITE_HTTPS } from './nginx.ts';
 
 const STAND_INS = `
@@ -101,14 +101,7 @@ describe.skipIf(!hasNginx)('docs/deploy-linux.md, step 5: the nginx.conf limits'
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  /** Debian's main file after the guide's edit, run `times` times. */
-  async function edited(main: string, times: number): Promise<string> {
-    const path = join(dir, 'nginx.conf');
-    await writeFile(path, main);
-    const script = (await guideBlock('nginx-limits')).replaceAll('/etc/nginx/nginx.conf', path);
-    for (let i = 0; i < times; i += 1) await runGuideScript(STAND_INS, script, dir);
-    return readFile(path, 'utf8');
-  }
+  const edited = (main: string, times: number) => withStep5Limits(main, times);
 
   it('raises worker_connections and the file limit, and gives the same file when run twice', async () => {
     const main = debianMainConf(dir, NGINX_SITE);

@@ -12,7 +12,9 @@
  * here, such as systemd).
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 export const LINUX_GUIDE = new URL('../../docs/deploy-linux.md', import.meta.url);
@@ -53,4 +55,21 @@ export async function runGuideScript(
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, ...env },
   });
   return stdout;
+}
+
+/**
+ * A main nginx.conf after step 5's edit (the guide's `nginx-limits` block,
+ * run on a copy with `sudo` running as this user), `times` times.
+ */
+export async function withStep5Limits(main: string, times = 1): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'chat-step5-'));
+  try {
+    const path = join(dir, 'nginx.conf');
+    await writeFile(path, main);
+    const script = (await guideBlock('nginx-limits')).replaceAll('/etc/nginx/nginx.conf', path);
+    for (let i = 0; i < times; i += 1) await runGuideScript('sudo() { "$@"; }', script, dir);
+    return await readFile(path, 'utf8');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

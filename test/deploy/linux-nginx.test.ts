@@ -7,8 +7,10 @@ import type { Config } from '../../server/core/config.ts';
 import type { RunningChat } from '../../server/process/server.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
 import { http, postJson } from './http.ts';
+import { withStep5Limits } from './linux-guide.ts';
 import {
   checkSite,
+  hardNofile,
   hasNginx,
   NGINX_SITE,
   type RunningHttpsSite,
@@ -17,12 +19,14 @@ import {
   startSite,
   swapOnce,
   type TlsFiles,
+  workerRlimitNofile,
 } from './nginx.ts';
 import {
   expectChatRefusesLargeBody,
   expectEveryRouteReachesChat,
   expectForgedForwardedForRefused,
   expectHeldPollAnswered,
+  expectHoldsWaitingPolls,
   expectLeavingVisitorDropsPoll,
   expectMetricsRefused,
   expectPerVisitorBudgets,
@@ -30,6 +34,7 @@ import {
   expectSameSecurityHeaders,
   locationBlock,
   makeTlsFiles,
+  type Proxied,
   recvReadTimeoutMs,
   startProxied,
 } from './nginx-fixtures.ts';
@@ -266,6 +271,39 @@ describe.skipIf(!hasNginx)(title, () => {
       expect(answer.status).toBe(301);
       expect(answer.headers.location).toBe('https://chat.example.com/');
     });
+  });
+
+  describe('with step 5’s limits in nginx.conf: 5,000 waiting polls', () => {
+    let proxied: Proxied<RunningChat>;
+
+    beforeAll(async () => {
+      // Step 5's edit, run from the guide; then its worker_rlimit_nofile
+      // lowered to this machine's hard limit, which a test cannot raise
+      // (nginx runs under that limit too).
+      const nofile = hardNofile();
+      proxied = await startProxied(
+        // Long enough that the first poll still waits when the last is held
+        // on a loaded machine, below the site's 65 s read timeout.
+        () => startUnitChat({ pollTimeoutMs: 55_000 }),
+        () =>
+          startSite([], {
+            nofile,
+            editMain: async (main) => {
+              const edited = await withStep5Limits(main);
+              const { line } = workerRlimitNofile(edited);
+              return swapOnce(edited, [[line, `worker_rlimit_nofile ${nofile};`]], 'nginx.conf');
+            },
+          }),
+      );
+    }, 60_000);
+    afterAll(() => proxied?.stop());
+
+    it('holds them all through the site (one upstream address), and one send answers every one', async () => {
+      const { heldMs, answeredMs } = await expectHoldsWaitingPolls(proxied, 5_000);
+      console.log(
+        `linux nginx capacity: 5000 polls waiting after ${heldMs} ms; one send answered all in ${answeredMs} ms`,
+      );
+    }, 120_000);
   });
 
   describe('what the file itself says', () => {

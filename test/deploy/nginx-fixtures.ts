@@ -337,3 +337,55 @@ export async function expectPollAndSendOnOneHttp2Connection(
   expect(poll.messages.map((m) => m.text)).toEqual(['over HTTP/2']);
   expect(poll.cursor).toBe(send.id);
 }
+
+/** Loopback addresses the many-poll checks spread their clients over: 127.0.0.2 to 127.0.0.60. */
+export const CLIENT_ADDRESSES = 59;
+const clientAddress = (i: number) => `127.0.0.${2 + (i % CLIENT_ADDRESSES)}`;
+/** Polls opened at once before waiting for the chat to hold them: below nginx's listen backlog (511). */
+const BATCH = 250;
+
+/**
+ * `count` real waiting polls through nginx, from clients spread over
+ * CLIENT_ADDRESSES, opened in batches, each batch waited for until the chat
+ * holds it; then one send through nginx must answer every one with its
+ * message, and nginx's error log must hold no sign of running out of
+ * connections or files. Returns how long the polls took to be held, and the
+ * send to answer them all.
+ */
+export async function expectHoldsWaitingPolls(
+  { chat, nginx }: { chat: ProxiedChat; nginx: RunningNginx },
+  count: number,
+): Promise<{ heldMs: number; answeredMs: number }> {
+  const started = Date.now();
+  const polls: Promise<HttpAnswer>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    polls.push(http(`${nginx.url}/recv?room=crowd&since=0`, { localAddress: clientAddress(i) }));
+    if (polls.length % BATCH === 0 || polls.length === count) {
+      await waitingPolls(chat, polls.length, 30_000);
+    }
+  }
+  const heldMs = Date.now() - started;
+
+  const sentAt = Date.now();
+  const sent = await postJson(`${nginx.url}/send`, { room: 'crowd', text: 'to everyone' });
+  expect(sent.status).toBe(200);
+  const { id } = sent.json<SendAnswer>();
+  const answers = await Promise.all(polls);
+  const answeredMs = Date.now() - sentAt;
+
+  const outcomes = new Map<string, number>();
+  for (const answer of answers) {
+    const body = answer.status === 200 ? answer.json<RecvAnswer>() : undefined;
+    const outcome =
+      body?.cursor === id && body.messages.map((m) => m.text).join() === 'to everyone'
+        ? 'the message'
+        : `${answer.status} ${answer.text.slice(0, 80)}`;
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+  }
+  expect(Object.fromEntries(outcomes)).toEqual({ 'the message': count });
+  expect(chat.waiters.size).toBe(0);
+  expect(await nginx.errorLog()).not.toMatch(
+    /worker_connections are not enough|Too many open files|\[(alert|crit|emerg)\]/,
+  );
+  return { heldMs, answeredMs };
+}
