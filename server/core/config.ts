@@ -203,8 +203,14 @@ function parsePort(raw: string | undefined, problems: string[]): number | string
     problems.push(`PORT must be a TCP port (0-65535) or a pipe/socket path, got "${raw}"`);
     return defaults.port;
   }
-  // Anything else is a path: a Windows named pipe (\\.\pipe\…) or a Unix socket.
-  return raw;
+  // A path: a Windows named pipe (\\.\pipe\…, what IIS hands Node) or an
+  // absolute Unix socket path. Anything else is a mistake (PORT=abc would
+  // otherwise become a socket file named abc in the working folder).
+  if (/^(?:\/|\\\\[.?]\\pipe\\)/.test(raw)) return raw;
+  problems.push(
+    `PORT must be a TCP port (0-65535), an absolute socket path or a named pipe (\\\\.\\pipe\\…), got "${raw}"`,
+  );
+  return defaults.port;
 }
 
 function parseWorkers(raw: string | undefined, problems: string[]): number {

@@ -213,7 +213,7 @@ export function runPrimary(
   // If the primary itself fails, do not leave orphan workers holding the port.
   process.on('exit', killAll);
   for (const slot of slots) fork(slot);
-  log('info', `primary ${process.pid}: started ${config.workers} workers`);
+  log('info', `started ${config.workers} workers (pid ${process.pid})`);
 
   // 4. Metrics: the sum of every worker's (server/metrics/cluster-metrics.ts).
   if (config.metrics) {

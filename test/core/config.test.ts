@@ -117,6 +117,8 @@ describe('loadConfig', () => {
       ['BODY_TIMEOUT_MS', '500'],
       ['HEADERS_TIMEOUT_MS', '0'],
       ['SEND_BURST', '0'],
+      ['PORT', 'abc'],
+      ['PORT', 'chat.sock'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
