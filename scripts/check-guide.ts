@@ -14,13 +14,23 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { readCli } from './cli.ts';
 import { type Block, guideBlocks, unmet } from './guide-blocks.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const GUIDE = 'docs/long-polling.md';
 const START_TIMEOUT_MS = 60_000;
 const COMMAND_TIMEOUT_MS = 300_000;
-const rounds = Number(/^--rounds=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 1);
+const cli = readCli({
+  usage: `usage: npm run check:guide [-- --rounds=N]
+
+Runs every command block of ${GUIDE} and checks what each prints.
+
+  --rounds=N     run the guide N times in a row (default 1)
+  -h, --help     this help`,
+  options: { rounds: { type: 'string' } },
+});
+const rounds = cli.integer('rounds', 1, { min: 1 });
 
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1');
