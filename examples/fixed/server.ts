@@ -1,7 +1,9 @@
 /**
  * The naive chat (../naive/server.ts) with its three flaws fixed, and
  * nothing more: a cursor, a poll timeout, and clean-up when a client leaves.
- * It serves the same 2011 page. The guide (docs/long-polling.md) reads it
+ * It serves the same 2011 page, on purpose: the fixes are the server's, and
+ * the page keeps its own flaws (HTML from strings, no retry after an error,
+ * no cursor); README.md says what a page for this server needs. The guide (docs/long-polling.md) reads it
  * line by line; the real server does the same with a store, ordering across
  * processes, and the rest.
  */
