@@ -17,6 +17,7 @@
  * by the chat. Slow figures are reported, never failed: the machine may be
  * busy.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -201,6 +202,19 @@ function check(results: Results): void {
   }
 }
 
+/** The commit being measured, `-dirty` when the tree has changes; `unknown` outside a git checkout. */
+function commitOf(): string {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=12'], {
+      cwd: import.meta.dirname,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   Object.assign(results.machine, {
@@ -209,6 +223,7 @@ async function main(): Promise<void> {
     memoryGb: Math.round(totalmem() / 2 ** 30),
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
     rateTool: hasAb ? 'ab (ApacheBench)' : 'autocannon',
+    commit: commitOf(),
   });
   progress(
     `bench ${quick ? '(quick)' : '(full)'} on ${results.machine.cpus} × ${results.machine.cpuModel}, load ${results.machine.loadAverage.join(' ')}`,
