@@ -201,7 +201,7 @@ export function renderHtml(r: Results): string {
                 row.histogram.edges,
                 row.histogram.counts,
                 histogramScale,
-                { x: 'ms from the send to the complete answer', y: 'clients' },
+                { x: 'ms from the send to the complete answer', y: 'clients', xUnit: 'ms' },
                 serverColour(server),
                 `T5 fan-out: clients by ms from the send to the answer, ${label}, N=${row.clients}`,
               )}<figcaption>${escapeHtml(label)}, N=${row.clients}</figcaption></figure>`,

@@ -187,7 +187,7 @@ export function histogramChart(
   edges: number[],
   counts: number[],
   scale: HistogramScale,
-  axes: { x: string; y: string },
+  axes: { x: string; y: string; xUnit: string },
   fill: string,
   name: string,
 ): string {
@@ -204,7 +204,7 @@ export function histogramChart(
     .map((c, i) => {
       const from = i === 0 ? 0 : edges[i - 1]!;
       const to = edges[i]!;
-      return `<rect x="${px(from).toFixed(1)}" y="${py(c).toFixed(1)}" width="${Math.max(1, px(to) - px(from) - 0.5).toFixed(1)}" height="${(py(0) - py(c)).toFixed(1)}" fill="${fill}"><title>${fmt(from)}–${fmt(to)}: ${c}</title></rect>`;
+      return `<rect x="${px(from).toFixed(1)}" y="${py(c).toFixed(1)}" width="${Math.max(1, px(to) - px(from) - 0.5).toFixed(1)}" height="${(py(0) - py(c)).toFixed(1)}" fill="${fill}"><title>${escapeHtml(`${fmt(from)}–${fmt(to)} ${axes.xUnit}: ${c} ${axes.y}`)}</title></rect>`;
     })
     .join('');
   const ticks = [0, 0.5, 1]

@@ -135,6 +135,8 @@ describe('renderHtml', () => {
     expect(t1).toContain(`<title>${chat.label}: p50 → ${chat.percentiles['50']} ms</title>`);
     expect(t1).not.toMatch(/<title>[^<]*: \d+ → /);
     expect(t1).toContain('ms (log scale)');
+    const t5 = section(renderHtml(run), 'T5');
+    expect(t5).toMatch(/<title>\d+(?:\.\d)?–\d+(?:\.\d)? ms: \d+ clients<\/title>/);
   });
 
   it('should give the commit, the Node version, the cores and their caveat, read from the run', () => {
