@@ -70,6 +70,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       sendRatePerSec: 5,
       sendBurst: 20,
+      redisTimeoutMs: 500,
     });
   });
 
@@ -87,6 +88,7 @@ describe('loadConfig', () => {
       SEND_RATE: '2',
       SEND_BURST: '10',
       LOG_LEVEL: 'debug',
+      REDIS_TIMEOUT_MS: '2000',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -101,6 +103,7 @@ describe('loadConfig', () => {
       sendRatePerSec: 2,
       sendBurst: 10,
       logLevel: 'debug',
+      redisTimeoutMs: 2_000,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -117,6 +120,7 @@ describe('loadConfig', () => {
       ['BODY_TIMEOUT_MS', '500'],
       ['HEADERS_TIMEOUT_MS', '0'],
       ['SEND_BURST', '0'],
+      ['REDIS_TIMEOUT_MS', '0'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
