@@ -20,11 +20,17 @@ import { afterAll, beforeAll } from 'vitest';
 import { serviceUrl } from '../helpers/env.ts';
 import {
   type ServerProcess,
+  type ServerProcessOptions,
   startServerProcess,
   stopAllServerProcesses,
 } from '../helpers/processes.ts';
 import { type ChatClient, chatClient } from './http-client.ts';
-import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
+import {
+  createSharedDatabase,
+  createSqliteFile,
+  type SharedDatabase,
+  uniquePrefix,
+} from './shared-database.ts';
 
 export interface ChatProcessesOptions {
   /** Server processes, each on a port of its own. @default 1 */
@@ -33,6 +39,8 @@ export interface ChatProcessesOptions {
   workers?: number;
   /** `shared`: REDIS_URL; `private`: a redis-server of the suite's own; `none`: no bus but the store. @default none */
   redis?: 'shared' | 'private' | 'none';
+  /** `shared`: MariaDB with MYSQL_URL, else a SQLite file; `sqlite`: a SQLite file. @default shared */
+  database?: 'shared' | 'sqlite';
   /** On top of DATABASE_URL, REDIS_URL and REDIS_PREFIX. */
   env?: Record<string, string>;
 }
@@ -48,6 +56,8 @@ export interface ChatProcesses {
   readonly clients: ChatClient[];
   /** A client of the suite's that is closed after it (a pinned one, say). */
   client(server: ServerProcess, options?: Parameters<typeof chatClient>[1]): ChatClient;
+  /** Another process with the suite's environment (stopped after the suite); not added to `servers`. */
+  start(options?: Omit<ServerProcessOptions, 'env'>): Promise<ServerProcess>;
 }
 
 /** Starts the processes in `beforeAll` and stops everything in `afterAll`. */
@@ -60,7 +70,7 @@ export function useChatProcesses(options: ChatProcessesOptions = {}): ChatProces
   const clients: ChatClient[] = [];
 
   beforeAll(async () => {
-    database = await createSharedDatabase();
+    database = options.database === 'sqlite' ? createSqliteFile() : await createSharedDatabase();
     if (options.redis === 'private') redis = await startRedisServer();
     const redisUrl = options.redis === 'shared' ? serviceUrl('REDIS_URL') : redis?.url;
     env = {
@@ -101,6 +111,8 @@ export function useChatProcesses(options: ChatProcessesOptions = {}): ChatProces
       extraClients.push(client);
       return client;
     },
+    start: (startOptions = {}) =>
+      startServerProcess({ workers: options.workers ?? 1, ...startOptions, env }),
   };
 }
 
