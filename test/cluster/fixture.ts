@@ -172,10 +172,3 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
-
-/** A gauge of `/metrics` (the sum or minimum over a cluster's workers), or undefined when absent. */
-export async function gauge(client: ChatClient, name: string): Promise<number | undefined> {
-  const text = await client.text('/metrics');
-  const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
-  return value === undefined ? undefined : Number(value);
-}

@@ -9,7 +9,8 @@
  * never stopped.
  */
 import { describe, expect, it } from 'vitest';
-import { gauge, useChatProcesses } from './fixture.ts';
+import { useChatProcesses } from './fixture.ts';
+import { gauge, untilGauge, untilWaiting } from './http-client.ts';
 
 /** Long: an answer before it is a delivery, not the timeout's empty answer. */
 const POLL_TIMEOUT_MS = 20_000;
@@ -42,14 +43,14 @@ describe('when Redis hangs under two servers on one database', () => {
   it('delivers through Redis while it answers', async () => {
     expect(await busUp()).toEqual([1, 1]);
     const poll = b().recv(`room=${room}&since=0`);
-    await expect.poll(() => gauge(b(), 'chat_polls_waiting'), { timeout: 5_000 }).toBe(1);
+    await untilWaiting(b(), 1);
     await send('before the hang');
     expect((await poll).messages.map((m) => m.text)).toEqual(['before the hang']);
   });
 
   it('counts the silent bus as down, delivers through the store within 3 s, and sends at full speed', async () => {
     const poll = b().recv(`room=${room}&since=${head}`);
-    await expect.poll(() => gauge(b(), 'chat_polls_waiting'), { timeout: 5_000 }).toBe(1);
+    await untilWaiting(b(), 1);
     chat.redis!.pause();
 
     const sendStarted = performance.now();
@@ -63,7 +64,8 @@ describe('when Redis hangs under two servers on one database', () => {
     );
     expect(deliveryMs).toBeLessThan(3_000);
 
-    await expect.poll(busUp, { timeout: 10_000 }).toEqual([0, 0]);
+    await Promise.all([a(), b()].map((c) => untilGauge(c, 'chat_bus_up', (up) => up === 0)));
+    expect(await busUp()).toEqual([0, 0]);
     const health = await a().get('/health');
     expect({ status: health.status, body: health.body }).toEqual({
       status: 200,
@@ -88,10 +90,10 @@ describe('when Redis hangs under two servers on one database', () => {
 
   it('comes back up once Redis answers again', async () => {
     chat.redis!.resume();
-    await expect.poll(busUp, { timeout: 10_000 }).toEqual([1, 1]);
+    await Promise.all([a(), b()].map((c) => untilGauge(c, 'chat_bus_up', (up) => up === 1)));
     expect((await a().get('/health')).body).toEqual({ status: 'ok' });
     const poll = b().recv(`room=${room}&since=${head}`);
-    await expect.poll(() => gauge(b(), 'chat_polls_waiting'), { timeout: 5_000 }).toBe(1);
+    await untilWaiting(b(), 1);
     const sent = await send('after the hang');
     expect((await poll).messages.map((m) => m.id)).toEqual([sent.id]);
     // The shared online count works again: each server counts the other's client.
