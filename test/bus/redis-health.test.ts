@@ -11,10 +11,11 @@ import { silentLog } from '../../server/core/log.ts';
 import { createSendLimit, type SendLimit } from '../../server/http/rate-limit.ts';
 import { type RedisServer, startRedisServer } from '../cluster/fixture.ts';
 import { until } from '../helpers/chat.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 
 const TIMEOUT_MS = 200;
 
-describe('the Redis heartbeat', () => {
+describeWith(needs.command('redis-server'), 'the Redis heartbeat', () => {
   let redis: RedisServer;
   let connections: Redis[];
   let health: RedisHealth;
