@@ -90,6 +90,21 @@ describeWith(
       expect(Math.max(...sendMs)).toBeLessThan(REDIS_TIMEOUT_MS * 0.8);
       // The first send may have met a bus not yet known to be down, but no more than one deadline.
       expect(firstSendMs).toBeLessThan(REDIS_TIMEOUT_MS + 1_000);
+
+      // Once the hang is known, delivery is the store watch's: within STORE_POLL_MS (1 s).
+      const delivery: number[] = [];
+      for (let n = 1; n <= 3; n += 1) {
+        const next = b().recv(`room=${room}&since=${head}`);
+        await untilWaiting(b(), 1);
+        const started = performance.now();
+        const sentNow = await send(`during the hang, ${n}`);
+        expect((await next).messages.map((m) => m.id)).toEqual([sentNow.id]);
+        delivery.push(performance.now() - started);
+      }
+      console.log(
+        `delivery A → B while Redis is known to be stopped (ms): ${delivery.map((ms) => ms.toFixed(0)).join(', ')}`,
+      );
+      expect(Math.max(...delivery)).toBeLessThan(3_000);
     });
 
     it('comes back up once Redis answers again', async () => {
