@@ -19,6 +19,12 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of the Redis channels and keys, so several chats can share one Redis. @default lpchat */
   redisPrefix: string;
+  /**
+   * Redis counts as down when a command or the heartbeat gets no answer
+   * within this: the bus is down, and the send limit and presence count in
+   * this process, until it answers again. @default 500
+   */
+  redisTimeoutMs: number;
   /** Number of cluster workers; `auto` is the number of cores. @default 1 */
   workers: number;
   /** How long a `GET /recv` is held before its empty answer. @default 25000 */
@@ -77,6 +83,7 @@ export const defaults: Config = Object.freeze({
   databaseUrl: 'sqlite:data/chat.sqlite',
   redisUrl: undefined,
   redisPrefix: 'lpchat',
+  redisTimeoutMs: 500,
   workers: 1,
   pollTimeoutMs: 25_000,
   presenceGraceMs: 5_000,
@@ -142,6 +149,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl: read('DATABASE_URL') ?? defaults.databaseUrl,
     redisUrl: read('REDIS_URL'),
     redisPrefix: read('REDIS_PREFIX') ?? defaults.redisPrefix,
+    redisTimeoutMs: int('REDIS_TIMEOUT_MS', defaults.redisTimeoutMs, 10, 60_000),
     workers: parseWorkers(read('WORKERS'), problems),
     pollTimeoutMs: int('POLL_TIMEOUT_MS', defaults.pollTimeoutMs, 100, 600_000),
     presenceGraceMs: int('PRESENCE_GRACE_MS', defaults.presenceGraceMs, 0, 600_000),

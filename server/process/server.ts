@@ -92,6 +92,7 @@ export async function startChat(
     rooms: () => messages?.rooms ?? 0,
     maxWaiters: config.maxWaiters,
     redis: backends.redis,
+    redisHealth: backends.redisHealth,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
 
@@ -144,6 +145,7 @@ export async function startChat(
   };
   const sendLimit = createSendLimit(config, {
     redis: chat.redis,
+    redisHealth: backends.redisHealth,
     log,
     addressOf: clientAddress(config.trustProxy),
   });
@@ -208,6 +210,8 @@ interface Backends {
   presence: Presence;
   /** The publisher connection, when there is Redis: the send limit and the metrics use it too. */
   redis?: RedisConnections['publisher'];
+  /** Whether Redis answers, when there is Redis: the bus, the send limit and the metrics read it. */
+  redisHealth?: RedisConnections['health'];
   /** Quits what was opened here. Call after `bus.close()` and `presence.close()`. */
   close(): Promise<void>;
 }
@@ -216,20 +220,29 @@ interface Backends {
 async function openBackends(config: Readonly<Config>, log: Log): Promise<Backends> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
   if (config.redisUrl !== undefined) {
-    const redis = openRedis(config.redisUrl, log);
+    const redis = openRedis(config.redisUrl, log, config.redisTimeoutMs);
+    const { health } = redis;
     const bus = new RedisBus(redis.publisher, redis.subscriber, {
       channel: `${config.redisPrefix}:messages`,
+      health,
       log,
     });
     const presence = createRedisPresence(redis.publisher, {
       prefix: config.redisPrefix,
       windowMs,
+      health,
       log,
     });
     if (!(await readyWithin(bus.ready(), READY_WAIT_MS))) {
       log('warn', `redis bus: not connected after ${READY_WAIT_MS} ms; starting anyway`);
     }
-    return { bus, presence, redis: redis.publisher, close: () => redis.close() };
+    return {
+      bus,
+      presence,
+      redis: redis.publisher,
+      redisHealth: health,
+      close: () => redis.close(),
+    };
   }
   if (cluster.isWorker) {
     return {

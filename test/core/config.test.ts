@@ -70,6 +70,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       sendRatePerSec: 5,
       sendBurst: 20,
+      redisTimeoutMs: 500,
     });
   });
 
@@ -87,6 +88,7 @@ describe('loadConfig', () => {
       SEND_RATE: '2',
       SEND_BURST: '10',
       LOG_LEVEL: 'debug',
+      REDIS_TIMEOUT_MS: '2000',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -101,6 +103,7 @@ describe('loadConfig', () => {
       sendRatePerSec: 2,
       sendBurst: 10,
       logLevel: 'debug',
+      redisTimeoutMs: 2_000,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -119,6 +122,7 @@ describe('loadConfig', () => {
       ['SEND_BURST', '0'],
       ['PORT', 'abc'],
       ['PORT', 'chat.sock'],
+      ['REDIS_TIMEOUT_MS', '0'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
