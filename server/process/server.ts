@@ -35,6 +35,7 @@ import { MessageLog } from '../messages/message-log.ts';
 import { StoreWatch } from '../messages/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { createEdge } from '../net/edge.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
@@ -156,15 +157,21 @@ export async function startChat(
   // while a body dripped byte by byte is, with 408. Node checks these clocks
   // every `connectionsCheckingInterval` (30 s by default, which let slow
   // headers live 89 s): check every second or so.
+  const edge = createEdge(config, {
+    log,
+    registry: ops.metrics.registry,
+    addressOf: clientAddress(config.trustProxy),
+  });
   const server = createServer(
     {
+      ...edge.serverOptions,
       requestTimeout: config.bodyTimeoutMs,
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    createRequestListener(chat, { ops, sendLimit }),
+    edge.listener(createRequestListener(chat, { ops, sendLimit })),
   );
-  server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
+  edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
   else {
