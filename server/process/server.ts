@@ -39,6 +39,7 @@ import { createEdge } from '../net/edge.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
+import { SteadyCount } from '../presence/steady-count.ts';
 import { openStore } from '../store/open-store.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
@@ -80,7 +81,12 @@ export async function startChat(
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
       : await openBackends(config, log);
-  const { bus, presence } = backends;
+  const { bus } = backends;
+  const presence = new SteadyCount(backends.presence, {
+    burst: config.presenceChangeBurst,
+    changeMs: config.presenceChangeMs,
+    maxRooms: config.maxRooms,
+  });
   // The log asks the waiters which rooms are watched; the waiters listen to
   // the log; the metrics read both.
   let waiters: Waiters | undefined;
