@@ -127,6 +127,25 @@ describe('connections', () => {
     });
   });
 
+  describe('the keep-alive timeout', () => {
+    it("stays above nginx's upstream keep-alive by default, and a shorter one behind a proxy is warned of", async () => {
+      chat = await startTestChat();
+      expect(chat.server.keepAliveTimeout).toBe(65_000);
+      await chat.close();
+      const logs = captureLog('info');
+      chat = await startTestChat(
+        { keepAliveTimeoutMs: 30_000, trustProxy: 'loopback' },
+        { log: logs.log },
+      );
+      expect(chat.server.keepAliveTimeout).toBe(30_000);
+      const line = await logs.next(
+        (l) => l.msg.startsWith('KEEP_ALIVE_TIMEOUT_MS=30000'),
+        'the warning',
+      );
+      expect(line.level).toBe('warn');
+    });
+  });
+
   describe('MAX_CONNECTIONS by default', () => {
     it('stays below the descriptor limit', () => {
       expect(connectionCap(500)).toBe(500);
