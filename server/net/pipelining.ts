@@ -79,7 +79,8 @@ export function guardPipelining(
       connections.set(socket, connection);
     }
     if (connection.closing) return;
-    if (connection.poll !== undefined || connection.pending >= maxPipelined) {
+    const behindPoll = connection.poll !== undefined && !connection.poll.writableEnded;
+    if (behindPoll || connection.pending >= maxPipelined) {
       refuse(connection, res);
       onRefused?.();
       return;

@@ -12,6 +12,7 @@
  * `maxAddresses` addresses are kept (the least recently seen is dropped).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { parse as parseQueryString, unescape as unescapeQuery } from 'node:querystring';
 import type { AddressOf } from '../core/client-address.ts';
 
 export interface PresenceCapOptions {
@@ -67,18 +68,25 @@ export function capPresencePerAddress(
   };
 }
 
+/** The `client` the poll's own parser will read (Node's `querystring`, so `cl%69ent=` too). */
 function clientParam(url: string): string | undefined {
-  const match = /[?&]client=([^&]*)/.exec(url);
-  return match ? match[1] : undefined;
+  const mark = url.indexOf('?');
+  if (mark < 0) return undefined;
+  const client = parseQueryString(url.slice(mark + 1)).client;
+  return typeof client === 'string' && client !== '' ? client : undefined;
 }
 
-/** The URL without its `client` parameters. */
+/** The URL without its `client` parameters, however their name is spelled. */
 export function withoutClient(url: string): string {
   const mark = url.indexOf('?');
   if (mark < 0) return url;
   const kept = url
     .slice(mark + 1)
     .split('&')
-    .filter((part) => !part.startsWith('client='));
+    .filter((part) => {
+      const equals = part.indexOf('=');
+      const name = equals < 0 ? part : part.slice(0, equals);
+      return unescapeQuery(name.replace(/\+/g, ' ')) !== 'client';
+    });
   return kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join('&')}`;
 }
