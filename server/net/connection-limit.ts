@@ -3,7 +3,8 @@
  *
  * When a connection opens only its peer is known, not the visitor behind a
  * proxy: peers that `TRUST_PROXY` trusts (nginx, IIS) are exempt, and the
- * proxy's own limits apply there. Every other peer may hold at most
+ * proxy's own limits apply there, as do connections over a pipe or a Unix
+ * socket (iisnode), which have no address. Every other peer may hold at most
  * `maxPerAddress` open connections, and at most `maxIdlePerAddress` idle
  * ones (kept alive after an answer, no request in flight); past that its
  * oldest idle connection is closed, which loses nothing (no request is on
@@ -134,7 +135,8 @@ export function limitConnections(
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     if (open >= maxTotal) return refuse(socket, 'total', address);
-    const exempt = trusted(address, 0);
+    // No address: a pipe or a Unix socket, whose only client is the local proxy (iisnode).
+    const exempt = address === '' || trusted(address, 0);
     let peer: Peer | undefined;
     if (!exempt) {
       peer = peers.get(address);
