@@ -111,6 +111,7 @@ function refuse(connection: Connection, res: ServerResponse): void {
 type ParserCallback = (...args: unknown[]) => unknown;
 interface NodeParser {
   [slot: number]: ParserCallback;
+  onIncoming: ParserCallback | null;
   constructor: Partial<
     Record<'kOnHeaders' | 'kOnHeadersComplete' | 'kOnBody' | 'kOnMessageComplete', number>
   >;
@@ -119,9 +120,9 @@ interface NodeParser {
 /**
  * Node has no API to stop its HTTP parser within a read: its callbacks, by
  * their slots on the parser (`HTTPParser.kOnHeadersComplete`…, the same in
- * Node 20 to 26), are replaced with no-ops, and the socket is paused as
- * Node pauses it for back-pressure (`_paused`); they are put back when the
- * connection closes. Without a parser (already freed) there is nothing to stop.
+ * Node 20 to 26), and the server's `parser.onIncoming`, are replaced with
+ * no-ops, and the socket is paused as Node pauses it for back-pressure
+ * (`_paused`); they are put back when the connection closes. Without a parser (already freed) there is nothing to stop.
  */
 function stopParsing(socket: Socket): void {
   const internals = socket as Socket & { parser?: NodeParser | null; _paused?: boolean };
@@ -141,8 +142,13 @@ function stopParsing(socket: Socket): void {
       saved.push([slot, parser[slot]!]);
       parser[slot] = () => 0;
     }
+    // Node 26 reaches the server's `onIncoming` without the slot above, so
+    // it goes too: without it every request of the read is still dispatched.
+    const onIncoming = parser.onIncoming;
+    parser.onIncoming = () => 0;
     socket.once('close', () => {
       for (const [slot, callback] of saved) parser[slot] = callback;
+      if (parser.onIncoming !== null) parser.onIncoming = onIncoming;
     });
   }
   internals._paused = true;
