@@ -219,8 +219,14 @@ async function main(): Promise<void> {
     databaseUrl: `sqlite:${join(dir, 'soak.sqlite')}`,
     pollTimeoutMs: POLL_TIMEOUT_MS,
   });
-  // Every client comes from 127.0.0.1: no per-address poll limit here.
-  spec.env = { ...spec.env, MAX_POLLS_PER_ADDRESS: '0' };
+  // Every client comes from 127.0.0.1: no per-address limits here.
+  spec.env = {
+    ...spec.env,
+    MAX_POLLS_PER_ADDRESS: '0',
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
+    MAX_IDLE_PER_ADDRESS: '0',
+    PRESENCE_CLIENTS_PER_ADDRESS: '0',
+  };
   let server: RunningServer | undefined;
   const failures: string[] = [];
   try {

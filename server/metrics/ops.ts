@@ -51,7 +51,7 @@ export interface OpsInput extends MetricsSources {
 }
 
 export async function startOps(
-  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'trustProxy'>,
+  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'trustProxy'>,
   input: OpsInput,
 ): Promise<ChatOps> {
   const { log, redis, redisHealth } = input;
@@ -93,7 +93,8 @@ export async function startOps(
     } else if (config.metricsPort === undefined) {
       metricsOnChatPort = metrics;
     } else {
-      metricsServer = await listenMetrics(metrics, config.metricsPort, config.host, log);
+      const host = config.metricsHost ?? config.host;
+      metricsServer = await listenMetrics(metrics, config.metricsPort, host, log);
       log('info', `metrics on port ${config.metricsPort}`);
     }
   }

@@ -93,7 +93,7 @@ export interface PrimaryOutcome {
  */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
-    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host'>>,
+    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost'>>,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -221,7 +221,7 @@ export function runPrimary(
   // 4. Metrics: the sum of every worker's (server/metrics/cluster-metrics.ts).
   if (config.metrics) {
     serveClusterMetrics(
-      { metrics: true, metricsPort: config.metricsPort, host: config.host },
+      { metrics: true, metricsPort: config.metricsPort, host: config.metricsHost ?? config.host },
       log,
     ).catch((error: unknown) => log('error', 'metrics: cannot serve them', error));
   }

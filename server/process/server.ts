@@ -35,9 +35,11 @@ import { MessageLog } from '../messages/message-log.ts';
 import { StoreWatch } from '../messages/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { createEdge } from '../net/edge.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
+import { SteadyCount } from '../presence/steady-count.ts';
 import { openStore } from '../store/open-store.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
@@ -79,7 +81,12 @@ export async function startChat(
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
       : await openBackends(config, log);
-  const { bus, presence } = backends;
+  const { bus } = backends;
+  const presence = new SteadyCount(backends.presence, {
+    burst: config.presenceChangeBurst,
+    changeMs: config.presenceChangeMs,
+    maxRooms: config.maxRooms,
+  });
   // The log asks the waiters which rooms are watched; the waiters listen to
   // the log; the metrics read both.
   let waiters: Waiters | undefined;
@@ -158,15 +165,21 @@ export async function startChat(
   // while a body dripped byte by byte is, with 408. Node checks these clocks
   // every `connectionsCheckingInterval` (30 s by default, which let slow
   // headers live 89 s): check every second or so.
+  const edge = createEdge(config, {
+    log,
+    registry: ops.metrics.registry,
+    addressOf: clientAddress(config.trustProxy),
+  });
   const server = createServer(
     {
+      ...edge.serverOptions,
       requestTimeout: config.bodyTimeoutMs,
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    createRequestListener(chat, { ops, sendLimit }),
+    edge.listener(createRequestListener(chat, { ops, sendLimit })),
   );
-  server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
+  edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
   else {

@@ -71,6 +71,16 @@ describe('loadConfig', () => {
       sendRatePerSec: 5,
       sendBurst: 20,
       redisTimeoutMs: 500,
+      maxPipelined: 16,
+      maxConnectionsPerAddress: 256,
+      maxIdlePerAddress: 32,
+      maxConnections: undefined,
+      keepAliveTimeoutMs: 65_000,
+      presenceClientsPerAddress: 100,
+      presenceChangeBurst: 4,
+      presenceChangeMs: 15_000,
+      metricsHost: undefined,
+      allowedHosts: [],
     });
   });
 
