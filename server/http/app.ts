@@ -63,7 +63,7 @@ export function createApp(
 
   app.get('/history', historyRoute(chat, ops?.store));
   app.get('/time', timeRoute);
-  app.get('/health', healthRoute(chat, ops?.store));
+  app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
