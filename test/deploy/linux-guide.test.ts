@@ -76,10 +76,12 @@ describe('docs/deploy-linux.md: upgrade and roll back, with the guide’s own co
   });
 
   it('builds v2 beside it without touching current, then switches, recording previous (step 10)', async () => {
-    const before = await run(`${await build('v2')}\nreadlink ${opt}/current`);
-    expect(before.trim()).toBe(join(opt, 'releases', 'v1'));
-    await run(`${await build('v2').then((b) => b.replace(/^git clone .*$/m, ''))}
+    // One shell, as a reader runs step 2 then step 10 (the upgrade uses
+    // step 2's $release); the test prints where current points in between.
+    const output = await run(`${await build('v2')}
+echo "before the switch: $(readlink ${opt}/current)"
 ${await block('upgrade')}`);
+    expect(output).toContain(`before the switch: ${join(opt, 'releases', 'v1')}\n`);
     expect(await current()).toBe(join(opt, 'releases', 'v2'));
     expect(await readlink(join(opt, 'previous'))).toBe(join(opt, 'releases', 'v1'));
     expect(await readFile(join(opt, 'current', 'RELEASE'), 'utf8')).toBe('v2\n');
