@@ -5,11 +5,14 @@
  *
  * - The leader sends a heartbeat (`beat`) every `beatMs`, and at once when
  *   its visibility changes.
+ * - A leader that leaves (`withdraw`, on `pagehide` or `freeze`) says so,
+ *   and the followers claim at once: that is the failover of a closed tab.
  * - A follower that hears no beat for `silenceMs` (a visible leader) or
  *   `hiddenSilenceMs` (a hidden one, whose timers the browser throttles to
- *   once a second, or once a minute after five minutes) claims the lead. A
- *   leader that leaves (`withdraw`, on `pagehide` or `freeze`) says so, and
- *   the followers claim at once.
+ *   once a second, or once a minute after five minutes) claims the lead:
+ *   the leader crashed. The silence is long against the beat on purpose: on
+ *   a busy machine a tab's timers run late, and every false claim is a
+ *   second poll holding one of the browser's six connections for a moment.
  * - Claims are settled by rank: a visible tab outranks a hidden one, then
  *   the larger id wins. A claimant that hears a better claim, or a beat,
  *   within `claimMs` stands down; the best one leads.
@@ -65,11 +68,11 @@ export class ChannelElection implements Election {
     this.#events = events;
     this.#id = options.id;
     this.#visible = options.visible;
-    this.#beatMs = options.beatMs ?? 200;
-    this.#silenceMs = options.silenceMs ?? 1_500;
+    this.#beatMs = options.beatMs ?? 250;
+    this.#silenceMs = options.silenceMs ?? 3_000;
     this.#hiddenSilenceMs = options.hiddenSilenceMs ?? 70_000;
-    this.#claimMs = options.claimMs ?? 150;
-    this.#joinMs = options.joinMs ?? 300;
+    this.#claimMs = options.claimMs ?? 200;
+    this.#joinMs = options.joinMs ?? 600;
     this.#now = options.now ?? Date.now;
     this.#channel = new BroadcastChannel(name);
     this.#channel.onmessage = (event: MessageEvent<Vote>) => this.#onVote(event.data);
