@@ -114,6 +114,11 @@ export class ChannelElection implements Election {
     this.#channel.close();
   }
 
+  /** Proof of life other than a beat: an answer or a status the leader handed on. */
+  heard(): void {
+    if (this.#state === 'following') this.#since = Math.max(this.#since, this.#now());
+  }
+
   /** The leader's visibility changed: the followers must hear it before its timers slow down. */
   announce(): void {
     if (this.#state === 'leading') this.#beat();

@@ -23,6 +23,8 @@ export interface Election {
   withdraw(): void;
   /** Takes over now from the leader, which is deposed (a handover to this tab). */
   seize(): void;
+  /** The leader was heard from outside the election (it handed on an answer or its status): it lives. */
+  heard?(): void;
   /** This tab's visibility changed (an election that ranks by it tells the others at once). */
   announce?(): void;
   /** Withdraws for good. */

@@ -181,6 +181,7 @@ export class SharedFeed implements Feed {
 
   #onNote(note: TabNote): void {
     if (note.from === this.#id) return;
+    if (note.kind === 'answer' || note.kind === 'status') this.#election.heard?.();
     switch (note.kind) {
       case 'answer':
         if (note.to !== undefined && note.to !== this.#id) return;
