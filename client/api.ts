@@ -49,9 +49,10 @@ export function recv(
   since: number,
   client: string,
   signal?: AbortSignal,
+  extra: Record<string, string> = {},
 ): Promise<RecvAnswer> {
   const watchdog = AbortSignal.timeout(POLL_WATCHDOG_MS);
-  const query = new URLSearchParams({ room, since: String(since), client });
+  const query = new URLSearchParams({ ...extra, room, since: String(since), client });
   return call<RecvAnswer>(`/recv?${query}`, {
     signal: signal ? AbortSignal.any([signal, watchdog]) : watchdog,
   });

@@ -1,17 +1,19 @@
 /**
  * The page's wiring: read the room from the URL, show the latest messages,
- * start the long-poll loop (`poll.ts`) and the sender (`sender.ts`), and
- * connect them to the DOM (`view.ts`).
+ * follow the room's feed (`tabs/`: one long poll per browser and room, run
+ * by one of its tabs) and start the sender (`sender.ts`), and connect them
+ * to the DOM (`view.ts`).
  */
 import $ from 'jquery/slim';
 import { ApiError, history, type Message } from './api.ts';
 import { backoffDelay, sleep } from './backoff.ts';
+import { browserClientId } from './client-id.ts';
 import { draftState, refusal } from './draft.ts';
-import { randomId } from './ids.ts';
 import { OwnMessages } from './own-messages.ts';
-import { Poller } from './poll.ts';
 import { Sender } from './sender.ts';
 import { loadItem, saveItem } from './storage.ts';
+import { createFeed } from './tabs/create-feed.ts';
+import { UnreadTitle } from './unread.ts';
 import { ChatView } from './view.ts';
 
 /** Messages per `/history` page: the latest page on open, then older ones on scroll. */
@@ -21,13 +23,32 @@ const NEAR_TOP_PX = 80;
 const NICKNAME_KEY = 'chat.nickname';
 
 const room = new URLSearchParams(location.search).get('room') || 'main';
-// One id per page load: a reload or a duplicated tab is a new client, and the
-// server forgets the old one as soon as its waiting poll closes.
-const client = randomId();
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
 const own = new OwnMessages(room);
 const view = new ChatView({ isMine: (message) => own.has(message) });
 view.showRoom(room);
+const unread = new UnreadTitle({
+  title: document.title,
+  visible: () => document.visibilityState === 'visible',
+  setTitle: (title) => {
+    document.title = title;
+  },
+});
+document.addEventListener('visibilitychange', () => unread.visibilityChanged());
+
+// Listening to the room's other tabs from now on, before the first page
+// loads: what they hand on meanwhile is kept (tabs/feed.ts).
+const feed = createFeed({
+  room,
+  client: browserClientId,
+  onMessages: (messages) => {
+    view.addMessages(messages);
+    unread.arrived(messages.filter((message) => !own.has(message)).length);
+  },
+  onOnline: (count) => view.showOnline(count),
+  onStatus: (status, error) => view.showStatus(status, error),
+  onReset: reloadRoom,
+});
 
 const $nickname = $('#nickname');
 const $message = $('#message');
@@ -166,21 +187,13 @@ async function reloadRoom(head: number): Promise<number | undefined> {
 async function start(): Promise<void> {
   const latest = await loadLatest();
   if (latest === undefined) return;
-  const poller = new Poller({
-    room,
-    client,
-    cursor: showLatest(latest),
-    onMessages: (messages) => view.addMessages(messages),
-    onOnline: (count) => view.showOnline(count),
-    onStatus: (status, error) => view.showStatus(status, error),
-    onReset: reloadRoom,
-  });
+  const cursor = showLatest(latest);
   view.showStatus('connected');
-  poller.start();
+  feed.start(cursor);
 
   // The browser knows before our backoff does: retry at once.
   window.addEventListener('online', () => {
-    poller.wake();
+    feed.wake();
     sender.wake();
   });
 }

@@ -106,7 +106,10 @@ export class Waiters {
     this.#options = options;
     const gone = (waiter: Waiter): void => {
       this.#remove(waiter);
-      if (waiter.client !== undefined) options.presence.leave(waiter.room.name, waiter.client);
+      // A browser's tabs share its client id: it leaves only with its last poll here.
+      if (waiter.client !== undefined && !stillPolls(waiter.room, waiter.client)) {
+        options.presence.leave(waiter.room.name, waiter.client);
+      }
       this.#ended(waiter, 'gone', 0);
     };
     this.#onClose = function (this: TrackedResponse): void {
@@ -429,6 +432,21 @@ export class Waiters {
     }
     if (this.#queue.size > 0 && this.#timer === undefined) this.#armTimer();
   }
+}
+
+/** Rooms with more waiters than this are not searched for a client's other polls. */
+const SAME_CLIENT_SEARCH_MAX = 1_000;
+
+/**
+ * Whether another waiting poll of `room` has `client`: the tabs of one
+ * browser polling on their own (no BroadcastChannel), or the tab taking
+ * over the browser's poll before the old one closed. A large room is not
+ * searched: its client simply leaves, and counts again at its next poll.
+ */
+function stillPolls(room: WaitingRoom, client: string): boolean {
+  if (room.waiters.size > SAME_CLIENT_SEARCH_MAX) return false;
+  for (const waiter of room.waiters) if (waiter.client === client) return true;
+  return false;
 }
 
 function cacheFor(

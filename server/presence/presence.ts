@@ -1,7 +1,7 @@
 /**
  * Who is in a room: the `online` count of every `/recv` answer.
  *
- * A client (one browser tab, by the random `client` id it sends) counts as
+ * A client (one browser, by the random `client` id its tabs share) counts as
  * online while it has polled within the poll timeout plus a grace period: a
  * tab that waits 25 s for a message and polls again at once never drops out.
  * A client whose waiting poll is closed by the client itself (tab closed,
