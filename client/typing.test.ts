@@ -157,11 +157,14 @@ describe('TypingNotifier', () => {
     expect(sent()).toBe(2);
   });
 
-  it('should stop once disabled (the server has no POST /typing)', () => {
+  it('should stop for good once disabled (the server has no POST /typing)', () => {
     const { notify, sent } = notifier();
     notify.enable();
     notify.disable();
     notify.typed('hello');
+    notify.enable();
+    vi.advanceTimersByTime(limits.typingIntervalMs);
+    notify.typed('hello again');
     expect(sent()).toBe(0);
   });
 });

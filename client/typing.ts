@@ -108,6 +108,8 @@ export interface TypingNotifierOptions {
 /** The page's own typing, told to the server at most once per interval. */
 export class TypingNotifier {
   #enabled = false;
+  /** The server answered 404: it has no `POST /typing`, for as long as this page lives. */
+  #unknown = false;
   #lastSent = Number.NEGATIVE_INFINITY;
   readonly #options: TypingNotifierOptions;
 
@@ -117,11 +119,12 @@ export class TypingNotifier {
 
   /** The server has shown it knows of typing (an answer carried `people` or `typing`). */
   enable(): void {
-    this.#enabled = true;
+    this.#enabled = !this.#unknown;
   }
 
-  /** The server has no `POST /typing` after all (it answered 404): stop asking. */
+  /** The server has no `POST /typing` after all (it answered 404): stop asking, for good. */
   disable(): void {
+    this.#unknown = true;
     this.#enabled = false;
   }
 
