@@ -16,7 +16,7 @@ import type { ApiError, Message } from './api.ts';
 import type { DraftState } from './draft.ts';
 import { splitLinks } from './links.ts';
 import { MessageList } from './message-list.ts';
-import { peopleParts } from './people.ts';
+import { peopleParts, peopleText } from './people.ts';
 import type { ConnectionStatus } from './poll.ts';
 import type { PendingSend } from './sender.ts';
 import { errorInWords } from './words.ts';
@@ -85,7 +85,7 @@ export class ChatView {
     const label = status === 'stopped' && error ? errorInWords(error) : statusLabels[status];
     $('#status')
       .attr('data-status', status)
-      .attr('title', error?.message ?? '')
+      .attr('title', error ? errorInWords(error) : '')
       .text(label);
   }
 
@@ -111,7 +111,10 @@ export class ChatView {
       person ? $('<span class="person">').text(text)[0]! : document.createTextNode(text),
     );
     $('#people-names').empty().append(parts);
-    $('#people').prop('hidden', parts.length === 0);
+    // The line is cut to fit; the whole list shows on hover.
+    $('#people')
+      .attr('title', peopleText(people))
+      .prop('hidden', parts.length === 0);
   }
 
   /**
