@@ -50,12 +50,19 @@ test.describe('each poll', () => {
   }) => {
     const ann = await openChat();
     await expect(ann.status).toHaveText('connected');
+    const nicknameOfNextPoll = async () => {
+      const poll = await ann.page.waitForRequest((request) => request.url().includes('/recv?'));
+      return new URL(poll.url()).searchParams.get('nickname');
+    };
+    await ann.nickname.fill('Ann');
+    await expect.poll(nicknameOfNextPoll, { timeout: 15_000 }).toBe('Ann');
+    // Too long: a poll carrying it would be refused, and the page would stop polling.
     await ann.nickname.fill('N'.repeat(40));
-    const poll = await ann.page.waitForRequest((request) => request.url().includes('/recv?'));
-    expect(new URL(poll.url()).searchParams.has('nickname')).toBe(false);
+    expect(await nicknameOfNextPoll()).toBeNull();
     await ann.send('still here');
     await expect(ann.sendError).toHaveText(/nickname is 40 characters long/);
     await expect(ann.status).toHaveText('connected');
+    expect(await nicknameOfNextPoll()).toBeNull();
   });
 });
 
