@@ -49,12 +49,18 @@ export function createRequestListener(chat: ChatContext, ops: AppOps = {}): Requ
     metrics: ops.ops?.metrics,
     store: ops.ops?.store,
   });
-  const app = createApp(chat, { recv: recv.route, send }, ops);
+  const recvRoute = (req: IncomingMessage, res: ServerResponse) => recv(req, res, queryOf(req.url));
+  const app = createApp(chat, { recv: recvRoute, send }, ops);
   const { telemetry } = chat;
   return (req: IncomingMessage, res: ServerResponse) => {
-    if (recv.lane(req, res)) return;
-    if (req.method === 'POST' && pathOf(req.url) === '/send') return send(req, res);
-    if (req.method === 'GET' && pathOf(req.url) === '/time') {
+    const url = req.url ?? '';
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
+    if (req.method === 'GET' && path === '/recv') {
+      return recv(req, res, mark < 0 ? '' : url.slice(mark + 1));
+    }
+    if (req.method === 'POST' && path === '/send') return send(req, res);
+    if (req.method === 'GET' && path === '/time') {
       const started = performance.now();
       const json = `{"time":"${new Date().toISOString()}"}`;
       res.writeHead(200, {
@@ -70,8 +76,8 @@ export function createRequestListener(chat: ChatContext, ops: AppOps = {}): Requ
   };
 }
 
-function pathOf(url: string | undefined): string {
+function queryOf(url: string | undefined): string {
   const value = url ?? '';
   const mark = value.indexOf('?');
-  return mark < 0 ? value : value.slice(0, mark);
+  return mark < 0 ? '' : value.slice(mark + 1);
 }

@@ -1,7 +1,7 @@
 /**
  * `POST /send`: check where it comes from, limit, parse, validate, store,
- * then tell every process. Answered outside Express, like `GET /recv`
- * (`entry.ts`).
+ * then post it to the hub (server/hub/hub.ts), which tells every process.
+ * Answered outside Express, like `GET /recv` (`entry.ts`).
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
@@ -39,7 +39,7 @@ import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
-import { type AppendResult, StoreUnavailableError } from '../store/store.ts';
+import { StoreUnavailableError } from '../store/store.ts';
 import { JSON_HEADERS, writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
@@ -95,10 +95,14 @@ export function createSendHandler(
     if (!type) throw httpError('unsupported_media_type');
     await limit?.check(req, res);
     const body = await readBody(parsers[type]!, req, res);
-    if (chat.waiters.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
+    if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
     const appended = chat.store.append(input);
-    appended.then(publish, () => {});
+    // Posted once stored, even when the answer below timed out: the message shows.
+    appended.then(
+      ({ message }) => chat.hub.post(message),
+      () => {},
+    );
     const { message, created } = await withTimeout(
       appended,
       chat.config.storeTimeoutMs,
@@ -108,18 +112,6 @@ export function createSendHandler(
     if (created) metrics?.sent.inc();
     metrics?.sendSeconds.observe((performance.now() - started) / 1000);
     return { status: 'ok', id: message.id, message };
-  }
-
-  // A repeat of a key is published again: the first send's process may have
-  // died between storing and publishing. Hubs drop what they already have.
-  function publish({ message }: AppendResult): void {
-    try {
-      chat.messages.accept(message);
-      chat.bus.publish(message);
-    } catch (error) {
-      // The message is stored: polls with a cursor still catch it up.
-      chat.log('error', `send: publishing ${message.room}#${message.id} failed`, error);
-    }
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, sent: SendAnswer, started: number) {

@@ -59,7 +59,7 @@ export async function startOps(
     errors: metrics.storeErrors,
     upGauge: metrics.storeUp,
   });
-  // The Redis connections log their own outages (server/bus/open-bus.ts):
+  // The Redis connections log their own outages (server/process/redis-connections.ts):
   // here they only count.
   const bus = createOutageState({
     name: 'bus',

@@ -89,7 +89,7 @@ async function startProxiedChat(tweak: Partial<Config> = {}) {
  * asked through nginx): the poll has reached the chat.
  */
 async function waitingPolls(chat: RunningChat, count: number): Promise<void> {
-  await expect.poll(() => chat.waiters.size, { timeout: 5_000, interval: 10 }).toBe(count);
+  await expect.poll(() => chat.hub.waiting, { timeout: 5_000, interval: 10 }).toBe(count);
 }
 
 /** The body of `location <match> { … }` (no nested blocks). */

@@ -102,7 +102,7 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
   describe('GET /recv through nginx', () => {
     it('holds the poll until a send through nginx answers it', async () => {
       const poll = http(`${nginx.url}/recv?room=held&since=0`);
-      await until(() => chat.waiters.size === 1, 'the poll to wait in the chat');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait in the chat');
 
       const sent = await postJson(`${nginx.url}/send`, { room: 'held', text: 'through nginx' });
       expect(sent.status).toBe(200);
@@ -124,10 +124,10 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
     it('lets the chat drop the waiting poll when the visitor goes away', async () => {
       const leave = new AbortController();
       const poll = http(`${nginx.url}/recv?room=gone&since=0`, { signal: leave.signal });
-      await until(() => chat.waiters.size === 1, 'the poll to wait in the chat');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait in the chat');
       leave.abort();
       await expect(poll).rejects.toThrow(/abort/i);
-      await until(() => chat.waiters.size === 0, 'nginx to close the upstream request');
+      await until(() => chat.hub.waiting === 0, 'nginx to close the upstream request');
     });
   });
 

@@ -56,7 +56,7 @@ describe('GET /health', () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     const abort = new AbortController();
     const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
-    await until(() => chat.waiters.size === 1, 'the poll to wait');
+    await until(() => chat.hub.waiting === 1, 'the poll to wait');
     const res = await chat.get('/health');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -134,7 +134,7 @@ describe('graceful shutdown', () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     await chat.send({ text: 'before' });
     const polls = [chat.recv('since=1'), chat.recv('since=0&room=dev'), chat.recv('')];
-    await until(() => chat.waiters.size === 3, 'three polls to wait');
+    await until(() => chat.hub.waiting === 3, 'three polls to wait');
     await chat.close();
     const answers = await Promise.all(polls);
     expect(answers.map((a) => a.messages)).toEqual([[], [], []]);
