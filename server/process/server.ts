@@ -30,6 +30,7 @@ import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/entry.ts';
 import { createSendLimit } from '../http/rate-limit.ts';
+import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
@@ -55,6 +56,8 @@ export interface ChatParts {
   log?: Log;
   /** Instead of the metrics' own (`ops.telemetry`): what a test wants to see of each poll. */
   telemetry?: Telemetry;
+  /** The hub's time and timers (server/hub/clock.ts): tests move it by hand. */
+  clock?: Clock;
 }
 
 export interface RunningChat extends ChatContext {
@@ -105,6 +108,7 @@ export async function startChat(
     addressOf: (res) => addressOf(res.req),
     storeState: ops.store,
     log,
+    clock: parts.clock,
   });
   const watch = hub.watch;
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { SqliteStore } from '../../server/store/sqlite-store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 let chat: TestChat;
 afterEach(async () => {
@@ -51,16 +52,25 @@ describe('GET /recv', () => {
 
   describe('when nothing arrives before the poll timeout', () => {
     it('answers an empty list with the same cursor', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 200 });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
       await chat.send({ text: 'old' });
-      const answer = await chat.recv('since=1');
-      expect(answer).toMatchObject({ messages: [], cursor: 1 });
+      const answer = chat.recv('since=1');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      clock.advance(24_999);
+      expect(chat.hub.waiting).toBe(1);
+      clock.advance(1);
+      expect(await answer).toMatchObject({ messages: [], cursor: 1 });
       expect(chat.hub.waiting).toBe(0);
     });
 
     it('answers with Cache-Control: no-store and JSON', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 100 });
-      const res = await chat.get('/recv?since=0');
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
+      const pending = chat.get('/recv?since=0');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      clock.advance(25_000);
+      const res = await pending;
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(await res.json()).toEqual({ messages: [], cursor: 0, online: 0 });
@@ -279,12 +289,16 @@ describe('GET /recv', () => {
     });
 
     it('tells a waiting poll within PRESENCE_NOTIFY_MS that someone joined', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 60_000, presenceNotifyMs: 50 });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 60_000, presenceNotifyMs: 3_000 }, { clock });
       await chat.recv('since=0&client=first-tab'); // a first poll: answered at once
       const waiting = chat.recv('since=0&client=first-tab');
       await until(() => chat.hub.waiting === 1, 'the first tab to wait');
       const joined = await chat.recv('since=0&client=second-tab');
       expect(joined.online).toBe(2);
+      clock.advance(2_999);
+      expect(chat.hub.waiting).toBe(1);
+      clock.advance(1);
       expect(await waiting).toEqual({ messages: [], cursor: 0, online: 2 });
     });
 
@@ -308,11 +322,15 @@ describe('GET /recv', () => {
     });
 
     it('counts a tab once however often it polls', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 100 });
-      await chat.recv('since=0&client=same-tab-1');
-      await chat.recv('since=0&client=same-tab-1');
-      const answer = await chat.recv('since=0&client=same-tab-1');
-      expect(answer.online).toBe(1);
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
+      await chat.recv('since=0&client=same-tab-1'); // its first poll: answered at once
+      for (const _ of [1, 2]) {
+        const answer = chat.recv('since=0&client=same-tab-1');
+        await until(() => chat.hub.waiting === 1, 'the poll to wait');
+        clock.advance(25_000);
+        expect((await answer).online).toBe(1);
+      }
     });
   });
 });

@@ -6,6 +6,7 @@ import {
   StoreUnavailableError,
 } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 let chat: TestChat;
 afterEach(async () => {
@@ -140,7 +141,8 @@ describe('POST /send', () => {
 
     it('is a 503 with Retry-After when the store fails, and nothing is delivered', async () => {
       const store = new GatedStore();
-      chat = await startTestChat({ pollTimeoutMs: 300 }, { store });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { store, clock });
       const poll = chat.recv('since=0');
       await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const send = chat.post('/send', { text: 'lost?' });
@@ -150,6 +152,8 @@ describe('POST /send', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       expect((await res.json()).error.code).toBe('store_unavailable');
+      expect(chat.hub.waiting).toBe(1); // nothing came: it waits out its timeout
+      clock.advance(25_000);
       expect((await poll).messages).toEqual([]);
     });
 
