@@ -1,7 +1,7 @@
 /**
  * `POST /send`: check where it comes from, limit, parse, validate, store,
  * then post it to the hub (server/hub/hub.ts), which tells every process.
- * Answered outside Express, like `GET /recv` (`entry.ts`).
+ * Answered by the lane, outside Express, like `GET /recv` (`lane.ts`).
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
@@ -40,7 +40,7 @@ import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
-import { JSON_HEADERS, writeError } from './answer.ts';
+import { writeError, writeJson } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
@@ -117,9 +117,7 @@ export function createSendHandler(
   function answer(req: IncomingMessage, res: ServerResponse, sent: SendAnswer, started: number) {
     let status = 0;
     if (!res.writableEnded && !res.destroyed) {
-      const json = JSON.stringify(sent);
-      res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) });
-      res.end(json);
+      writeJson(res, 200, JSON.stringify(sent));
       status = 200;
     }
     telemetry.requestEnded({ req, path: '/send', status, ms: performance.now() - started });

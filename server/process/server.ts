@@ -28,7 +28,7 @@ import { clientAddress } from '../core/client-address.ts';
 import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
-import { createRequestListener } from '../http/entry.ts';
+import { createRequestListener } from '../http/lane.ts';
 import { createSendLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';

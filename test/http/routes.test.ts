@@ -95,7 +95,7 @@ describe('security headers', () => {
       expect(headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
       expect(headers.get('cache-control'), name).toBe('no-store');
       expect(headers.get('content-type'), name).toBe('application/json; charset=utf-8');
-      // Document headers (entry.ts says why these routes go without them).
+      // Document headers (lane.ts, `LANE_DIFFERENCES`, says why these routes go without them).
       expect(headers.get('content-security-policy'), name).toBeNull();
       expect(headers.get('x-frame-options'), name).toBeNull();
     }
