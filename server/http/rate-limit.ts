@@ -15,7 +15,7 @@
  *   the limit holds per process rather than failing every send or none.
  *
  * Why not express-rate-limit's middleware: `POST /send` is answered outside
- * Express (`entry.ts`, `send.ts`), and the middleware wants Express's
+ * Express (`lane.ts`, `send.ts`), and the middleware wants Express's
  * request and response (`req.ip`, `res.append`). What it adds around the
  * store is the few lines of `check` below.
  *

@@ -19,15 +19,9 @@
  * codes, as for every route.
  *
  * Why outside Express: a sender waits for this answer before its next
- * message, so its cost bounds how fast a room's messages can come. Through
- * Express (its router, its request and response helpers, the middleware
- * chain) a send cost 244 µs of server CPU with the in-memory store, against
- * 78 µs here, and 325 against 128 µs with SQLite on tmpfs (`ab -k -c 4`,
- * 20,000 sends, medians of 3 runs alternated with the Express version). In
- * bench T6, where each sender waits for its acknowledgement, that took the
- * chat from 0.77–0.95× the in-memory baseline to 1.09–1.62× (3 runs each,
- * alternated). The answers are the same, headers included: the JSON
- * headers of `/recv` (answer.ts, `JSON_HEADERS`), `X-Request-Id`, the
+ * message, so its cost bounds how fast a room's messages can come
+ * (docs/design.md, "The lane", has the figures). The answers keep the app's
+ * contract, headers included: `JSON_HEADERS`, `X-Request-Id`, the
  * `RateLimit` headers, and a request log line (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
