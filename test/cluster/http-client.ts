@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { vi } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
+import { until } from '../helpers/wait.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -118,19 +118,15 @@ export function chatClient(
 /**
  * Polls `/metrics` until `chat_polls_waiting` reaches `count`: the polls are
  * registered, not just sent. In a cluster it is the sum over the workers.
- * Asked every 10 ms by `vi.waitFor`, not in a tight loop.
  */
 export async function untilWaiting(
   client: ChatClient,
   count: number,
   timeoutMs = 10_000,
 ): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const metrics = await client.text('/metrics');
-      const waiting = Number(/^chat_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0);
-      if (waiting < count) throw new Error(`${waiting} of ${count} polls waiting`);
-    },
-    { timeout: timeoutMs, interval: 10 },
-  );
+  const waiting = async () => {
+    const metrics = await client.text('/metrics');
+    return Number(/^chat_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0) >= count;
+  };
+  await until(waiting, `${count} polls waiting`, timeoutMs, 10);
 }

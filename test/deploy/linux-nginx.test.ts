@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import type { Config } from '../../server/core/config.ts';
 import type { RunningChat } from '../../server/process/server.ts';
+import { until } from '../helpers/wait.ts';
 import { apiRoutes } from './api-routes.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
 import { http, postJson } from './http.ts';
@@ -89,7 +90,7 @@ async function startProxiedChat(tweak: Partial<Config> = {}) {
  * asked through nginx): the poll has reached the chat.
  */
 async function waitingPolls(chat: RunningChat, count: number): Promise<void> {
-  await expect.poll(() => chat.hub.waiting, { timeout: 5_000, interval: 10 }).toBe(count);
+  await until(() => chat.hub.waiting === count, `${count} polls waiting in the chat`);
 }
 
 /** The body of `location <match> { … }` (no nested blocks). */
