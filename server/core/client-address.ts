@@ -35,7 +35,9 @@ export function clientHost(trustProxy: Config['trustProxy']): HostOf {
 }
 
 /** Express's `compileTrust`: `true`, a hop count, or a list of addresses and names. */
-function compileTrust(value: true | number | string): (address: string, hop: number) => boolean {
+export function compileTrust(
+  value: true | number | string,
+): (address: string, hop: number) => boolean {
   if (value === true) return () => true;
   if (typeof value === 'number') return (_address, hop) => hop < value;
   return proxyAddr.compile(value.split(',').map((part) => part.trim()));

@@ -43,7 +43,7 @@ export function createApp(chat: ChatContext, { ops }: Pick<AppOps, 'ops'> = {}):
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
   app.get('/history', historyRoute(chat, ops?.store));
-  app.get('/health', healthRoute(chat, ops?.store));
+  app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));

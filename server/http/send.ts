@@ -35,6 +35,7 @@ import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
+import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
@@ -67,11 +68,12 @@ export function createSendHandler(
   );
   // The two bodies a send may have: a JSON object (the page) or a form (the 2011 client, curl).
   const parsers: Record<string, BodyParser> = {
-    'application/json': bodyParser.json({ limit: BODY_LIMIT }),
+    'application/json': bodyParser.json({ limit: BODY_LIMIT, verify: verifyUtf8 }),
     'application/x-www-form-urlencoded': bodyParser.urlencoded({
       limit: BODY_LIMIT,
       extended: false,
       parameterLimit: 20,
+      verify: verifyUtf8,
     }),
   };
   const types = Object.keys(parsers);
@@ -88,6 +90,7 @@ export function createSendHandler(
     const type = typeis(req, types);
     if (!type) throw httpError('unsupported_media_type');
     await limit?.check(req, res);
+    checkBodyHeaders(req, res, BODY_LIMIT);
     const body = await readBody(parsers[type]!, req, res);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);

@@ -9,11 +9,17 @@
  * is one pipelined round trip (see `SharedPresence` for the batching and the
  * ~1 s cache that keeps `count()` synchronous).
  *
+ * While Redis does not answer (`health` says down) a sync fails at once, and
+ * one that gets no answer within the deadline fails then: the count falls
+ * back to this process's clients (`SharedPresence`), and no sync waits on a
+ * silent Redis, nor do syncs pile up behind one.
+ *
  * The scores come from each server's clock: servers whose clocks differ by
  * seconds count a client a few seconds longer or shorter, which the grace
  * period absorbs.
  */
 import type { Redis } from 'ioredis';
+import { type RedisHealth, RedisTimeoutError, withDeadline } from '../bus/redis-health.ts';
 import type { Log } from '../core/log.ts';
 import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
 
@@ -22,6 +28,8 @@ export interface RedisPresenceOptions {
   prefix: string;
   windowMs: number;
   cacheMs?: number;
+  /** Whether Redis answers, and its deadline (`REDIS_TIMEOUT_MS`). */
+  health?: RedisHealth;
   log?: Log;
 }
 
@@ -29,7 +37,10 @@ export interface RedisPresenceOptions {
 export function createRedisPresence(redis: Redis, options: RedisPresenceOptions): SharedPresence {
   const key = (room: string) => `${options.prefix}:online:${room}`;
 
+  const { health } = options;
+
   async function sync(batch: PresenceBatch): Promise<Map<string, number>> {
+    if (health && !health.up) throw new RedisTimeoutError('redis presence: Redis does not answer');
     const now = Date.now();
     const oldest = now - options.windowMs;
     const pipeline = redis.pipeline();
@@ -48,7 +59,15 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
       pipeline.zremrangebyscore(key(room), '-inf', `(${oldest}`);
       pipeline.zcount(key(room), oldest, '+inf');
     }
-    const results = (await pipeline.exec()) ?? [];
+    const exec = pipeline.exec();
+    let results: Awaited<typeof exec>;
+    try {
+      results = health ? await withDeadline(exec, health.timeoutMs, 'redis presence') : await exec;
+    } catch (error) {
+      if (error instanceof RedisTimeoutError) health?.silent();
+      throw error;
+    }
+    results ??= [];
     for (const [error] of results) if (error) throw error;
     // The counts are the last result of each room's pair, in `batch.rooms` order.
     const counts = results.slice(results.length - batch.rooms.length * 2);

@@ -115,18 +115,31 @@ export function chatClient(
   };
 }
 
+/** A gauge of `/metrics` (the sum or minimum over a cluster's workers), or undefined when absent. */
+export async function gauge(client: ChatClient, name: string): Promise<number | undefined> {
+  const text = await client.text('/metrics');
+  const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+  return value === undefined ? undefined : Number(value);
+}
+
 /**
- * Polls `/metrics` until `chat_polls_waiting` reaches `count`: the polls are
- * registered, not just sent. In a cluster it is the sum over the workers.
+ * Asks `/metrics` until the gauge `name` passes `check`: a state the server
+ * reached, not just a request sent (test/helpers/wait.ts, every 10 ms).
  */
-export async function untilWaiting(
+export async function untilGauge(
   client: ChatClient,
-  count: number,
+  name: string,
+  check: (value: number) => boolean,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const waiting = async () => {
-    const metrics = await client.text('/metrics');
-    return Number(/^chat_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0) >= count;
-  };
-  await until(waiting, `${count} polls waiting`, timeoutMs, 10);
+  const passes = async () => check((await gauge(client, name)) ?? Number.NaN);
+  await until(passes, `${name} to pass its check`, timeoutMs, 10);
+}
+
+/**
+ * Until `chat_polls_waiting` reaches `count`: the polls are registered, not
+ * just sent. In a cluster it is the sum over the workers.
+ */
+export function untilWaiting(client: ChatClient, count: number, timeoutMs = 10_000): Promise<void> {
+  return untilGauge(client, 'chat_polls_waiting', (waiting) => waiting >= count, timeoutMs);
 }

@@ -70,6 +70,17 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       sendRatePerSec: 5,
       sendBurst: 20,
+      redisTimeoutMs: 500,
+      maxPipelined: 16,
+      maxConnectionsPerAddress: 256,
+      maxIdlePerAddress: 32,
+      maxConnections: undefined,
+      keepAliveTimeoutMs: 65_000,
+      presenceClientsPerAddress: 100,
+      presenceChangeBurst: 4,
+      presenceChangeMs: 15_000,
+      metricsHost: undefined,
+      allowedHosts: [],
     });
   });
 
@@ -87,6 +98,7 @@ describe('loadConfig', () => {
       SEND_RATE: '2',
       SEND_BURST: '10',
       LOG_LEVEL: 'debug',
+      REDIS_TIMEOUT_MS: '2000',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -101,6 +113,7 @@ describe('loadConfig', () => {
       sendRatePerSec: 2,
       sendBurst: 10,
       logLevel: 'debug',
+      redisTimeoutMs: 2_000,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -117,6 +130,9 @@ describe('loadConfig', () => {
       ['BODY_TIMEOUT_MS', '500'],
       ['HEADERS_TIMEOUT_MS', '0'],
       ['SEND_BURST', '0'],
+      ['PORT', 'abc'],
+      ['PORT', 'chat.sock'],
+      ['REDIS_TIMEOUT_MS', '0'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {

@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
@@ -113,6 +113,7 @@ describe('security headers', () => {
 describe('static files', () => {
   it('serves index.html with no-cache and hashed assets for a year', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lpchat-public-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await mkdir(join(dir, 'assets'));
     await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>');
     await writeFile(join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');
