@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     if (chat) closeChat(chat);
   };
   const closeChat = (running: RunningChat) => {
-    log('info', `${stopWhy}: answering ${running.waiters.size} waiting polls and shutting down`);
+    log('info', `${stopWhy}: answering ${running.hub.waiting} waiting polls and shutting down`);
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -60,7 +60,7 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       // Every bench client comes from 127.0.0.1: the per-address poll limit
       // (100 by default) would refuse all but 100 of T5's polls. Above every
       // N here, the chat never counts addresses (it starts at this many
-      // waiting polls, server/http/waiters.ts): a chat at the default with
+      // waiting polls, server/hub/address-count.ts): a chat at the default with
       // more polls than that also reads each new connection's address once
       // (getpeername: 6% of the chat's busy time in a profile of T5 at
       // N=10,000, when every poll read it).

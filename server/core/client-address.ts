@@ -1,7 +1,7 @@
 /**
  * The client's address and the host it asked for, the same ones Express gives
  * as `req.ip` and `req.host`, for code that runs before Express (the lanes,
- * `entry.ts`). Behind a proxy, `TRUST_PROXY` says which hops may name the
+ * `lane.ts`). Behind a proxy, `TRUST_PROXY` says which hops may name the
  * visitor in `X-Forwarded-For` and the host in `X-Forwarded-Host`; the rule
  * is Express's own (its `trust proxy` setting), applied with the same library.
  */

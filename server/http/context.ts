@@ -1,23 +1,21 @@
 /** What the HTTP layer is handed: the seams it calls, already built (`server.ts`). */
+import type { ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
-import type { MessageLog } from '../messages/message-log.ts';
+import type { Hub } from '../hub/hub.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
-import type { Waiters } from './waiters.ts';
 
 export interface ChatContext {
   config: Readonly<Config>;
   store: MessageStore;
   bus: Bus;
-  /** What this process knows of each room's latest messages. */
-  messages: MessageLog;
-  /** The waiting polls. */
-  waiters: Waiters;
+  /** Delivery: the message log, the waiting polls, the store watch (server/hub/). */
+  hub: Hub<ServerResponse>;
   presence: Presence;
   log: Log;
   telemetry: Telemetry;

@@ -19,7 +19,7 @@
  *   after it do not wait too.
  *
  * Why not express-rate-limit's middleware: `POST /send` is answered outside
- * Express (`entry.ts`, `send.ts`), and the middleware wants Express's
+ * Express (`lane.ts`, `send.ts`), and the middleware wants Express's
  * request and response (`req.ip`, `res.append`). What it adds around the
  * store is the few lines of `check` below.
  *

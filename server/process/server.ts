@@ -19,7 +19,7 @@
  */
 import cluster from 'node:cluster';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Bus, LocalBus } from '../bus/bus.ts';
 import { ClusterBus } from '../bus/cluster-bus.ts';
@@ -28,11 +28,11 @@ import { clientAddress } from '../core/client-address.ts';
 import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
-import { createRequestListener } from '../http/entry.ts';
+import { createRequestListener } from '../http/lane.ts';
 import { createSendLimit } from '../http/rate-limit.ts';
-import { Waiters } from '../http/waiters.ts';
-import { MessageLog } from '../messages/message-log.ts';
-import { StoreWatch } from '../messages/store-watch.ts';
+import type { Clock } from '../hub/clock.ts';
+import { Hub } from '../hub/hub.ts';
+import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { createEdge } from '../net/edge.ts';
@@ -58,6 +58,8 @@ export interface ChatParts {
   log?: Log;
   /** Instead of the metrics' own (`ops.telemetry`): what a test wants to see of each poll. */
   telemetry?: Telemetry;
+  /** The hub's time and timers (server/hub/clock.ts): tests move it by hand. */
+  clock?: Clock;
 }
 
 export interface RunningChat extends ChatContext {
@@ -87,63 +89,42 @@ export async function startChat(
     changeMs: config.presenceChangeMs,
     maxRooms: config.maxRooms,
   });
-  // The log asks the waiters which rooms are watched; the waiters listen to
-  // the log; the metrics read both.
-  let waiters: Waiters | undefined;
-  let messages: MessageLog | undefined;
   const ops = await startOps(config, {
     log,
     store: store.kind,
     bus: bus.kind,
-    waiting: () => waiters?.size ?? 0,
-    rooms: () => messages?.rooms ?? 0,
+    // Read on a scrape only. `hub` is built right after `startOps` resolves,
+    // in the same turn: no request can be served, nor scraped, before it.
+    waiting: () => hub.waiting,
+    rooms: () => hub.rooms,
     maxWaiters: config.maxWaiters,
     redis: backends.redis,
     redisHealth: backends.redisHealth,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
-
-  messages = new MessageLog({
+  const addressOf = clientAddress(config.trustProxy);
+  const hub = new Hub<ServerResponse>({
+    config,
     store,
-    // One process: every message passes through this log, or reaches it
-    // through the store watch within `storePollMs`. With a bus, a message the
-    // bus drops must not leave a poll waiting: each poll asks the store.
-    trustRing: bus.kind === 'local',
-    maxRooms: config.maxRooms,
-    roomIdleMs: config.roomIdleMs,
-    isWatched: (room) => waiters?.isWatched(room) ?? false,
-    log,
-  });
-  waiters = new Waiters({
-    messages,
-    store,
-    presence,
-    telemetry,
-    pollTimeoutMs: config.pollTimeoutMs,
-    maxWaiters: config.maxWaiters,
-    maxPerAddress: config.maxPollsPerAddress,
-    addressOf: clientAddress(config.trustProxy),
-    presenceNotifyMs: config.presenceNotifyMs,
-    log,
-  });
-  bus.onMessage((message) => messages.accept(message));
-  const activeWaiters = waiters;
-  const activeMessages = messages;
-  const watch = new StoreWatch({
-    store,
-    messages,
     bus,
-    watched: () => activeWaiters.watched(),
-    intervalMs: config.storePollMs,
+    presence,
+    report: {
+      pollEnded: (res, room, outcome, status, ms) =>
+        telemetry.pollEnded({ req: res.req, room, outcome, status, ms }),
+      delivered: (count) => telemetry.delivered(count),
+    },
+    addressOf: (res) => addressOf(res.req),
+    storeState: ops.store,
     log,
+    clock: parts.clock,
   });
+  const watch = hub.watch;
 
   const chat: ChatContext = {
     config,
     store,
     bus,
-    messages,
-    waiters,
+    hub,
     presence,
     log,
     telemetry,
@@ -154,7 +135,7 @@ export async function startChat(
     redis: chat.redis,
     redisHealth: backends.redisHealth,
     log,
-    addressOf: clientAddress(config.trustProxy),
+    addressOf,
   });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
@@ -197,14 +178,13 @@ export async function startChat(
   async function close(): Promise<void> {
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      activeWaiters.shutdown();
-      watch.close();
+      hub.shutdown();
       server.closeIdleConnections();
       // Sockets busy with a short request finish it; give them a moment, then cut.
       const cut = setTimeout(() => server.closeAllConnections(), 2_000);
       await closed;
       clearTimeout(cut);
-      activeMessages.close();
+      hub.close();
       await sendLimit?.close();
       await ops.close();
       await bus.close();

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { vi } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
+import { until } from '../helpers/wait.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -124,8 +124,7 @@ export async function gauge(client: ChatClient, name: string): Promise<number | 
 
 /**
  * Asks `/metrics` until the gauge `name` passes `check`: a state the server
- * reached, not just a request sent. Asked every 10 ms by `vi.waitFor`, not
- * in a tight loop.
+ * reached, not just a request sent (test/helpers/wait.ts, every 10 ms).
  */
 export async function untilGauge(
   client: ChatClient,
@@ -133,13 +132,8 @@ export async function untilGauge(
   check: (value: number) => boolean,
   timeoutMs = 10_000,
 ): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const value = (await gauge(client, name)) ?? Number.NaN;
-      if (!check(value)) throw new Error(`${name} is ${value}`);
-    },
-    { timeout: timeoutMs, interval: 10 },
-  );
+  const passes = async () => check((await gauge(client, name)) ?? Number.NaN);
+  await until(passes, `${name} to pass its check`, timeoutMs, 10);
 }
 
 /**

@@ -50,7 +50,7 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
   it('delivers through Redis while it is up', async () => {
     expect(a.bus.kind).toBe('redis');
     const poll = b.recv(`room=${room}&since=0`);
-    await until(() => b.waiters.size === 1, 'the poll on B');
+    await until(() => b.hub.waiting === 1, 'the poll on B');
     await a.send({ room, text: 'before the cut' });
     expect((await poll).messages.map((m) => m.text)).toEqual(['before the cut']);
   });
@@ -59,7 +59,7 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
     const cursor = await lastId();
     const localPoll = a.recv(`room=${room}&since=${cursor}`);
     const remotePoll = b.recv(`room=${room}&since=${cursor}`);
-    await until(() => a.waiters.size === 1 && b.waiters.size === 1, 'both polls waiting');
+    await until(() => a.hub.waiting === 1 && b.hub.waiting === 1, 'both polls waiting');
 
     proxy.cut();
     await until(() => !live(a) && !live(b), 'both buses to notice the cut');
@@ -86,7 +86,7 @@ describeWith(needs.service('REDIS_URL'), 'when Redis is cut between two servers'
     await until(() => live(a) && live(b), 'both buses to reconnect', 15_000);
     const cursor = await lastId();
     const poll = b.recv(`room=${room}&since=${cursor}`);
-    await until(() => b.waiters.size === 1, 'the poll on B');
+    await until(() => b.hub.waiting === 1, 'the poll on B');
     const sent = await a.send({ room, text: 'after the cut' });
     // Not the empty answer of a timeout: the bus brought it.
     expect((await poll).messages.map((m) => m.id)).toEqual([sent.id]);

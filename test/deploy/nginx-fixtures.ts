@@ -23,7 +23,7 @@ const run = promisify(execFile);
 
 /** A chat as the suites see it: its URL, its own count of waiting polls, and a close. */
 export interface ProxiedChat {
-  readonly waiters: { readonly size: number };
+  readonly hub: { readonly waiting: number };
   close(): Promise<void>;
 }
 
@@ -61,7 +61,7 @@ export async function startProxied<C extends ProxiedChat, N extends RunningNginx
  * asked through nginx): the polls have reached the chat.
  */
 export function waitingPolls(chat: ProxiedChat, count: number, timeoutMs = 5_000): Promise<void> {
-  return until(() => chat.waiters.size === count, `${count} waiting polls`, timeoutMs);
+  return until(() => chat.hub.waiting === count, `${count} waiting polls`, timeoutMs);
 }
 
 /** The body of `location <match> { … }` in an nginx file (no nested blocks). */
@@ -383,7 +383,7 @@ export async function expectHoldsWaitingPolls(
     outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   }
   expect(Object.fromEntries(outcomes)).toEqual({ 'the message': count });
-  expect(chat.waiters.size).toBe(0);
+  expect(chat.hub.waiting).toBe(0);
   expect(await nginx.errorLog()).not.toMatch(
     /worker_connections are not enough|Too many open files|\[(alert|crit|emerg)\]/,
   );

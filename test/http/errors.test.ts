@@ -257,7 +257,7 @@ describe('errors', () => {
     chat = await startTestChat({ maxWaiters: 1, pollTimeoutMs: 60_000 });
     const abort = new AbortController();
     const held = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
-    await until(() => chat.waiters.size === 1, 'the poll to wait');
+    await until(() => chat.hub.waiting === 1, 'the poll to wait');
     const res = await chat.get('/recv?since=0');
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     await expectError(res, 503, 'overloaded');
@@ -267,7 +267,7 @@ describe('errors', () => {
 
   it('answers shutting_down (503) once the server is closing', async () => {
     chat = await startTestChat();
-    chat.waiters.shutdown();
+    chat.hub.shutdown();
     await expectError(await chat.post('/send', { text: 'late' }), 503, 'shutting_down');
   });
 

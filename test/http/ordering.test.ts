@@ -36,34 +36,34 @@ describe('delivery order over HTTP', () => {
   describe('when messages arrive out of order', () => {
     it('holds a message back until the smaller id arrives, then delivers both in order', async () => {
       chat = await startTestChat();
-      chat.messages.accept(message(1));
+      chat.hub.messages.accept(message(1));
       const poll = chat.recv('since=1');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
-      chat.messages.accept(message(3));
-      chat.messages.accept(message(2));
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      chat.hub.messages.accept(message(3));
+      chat.hub.messages.accept(message(2));
       expect((await poll).messages.map((m) => m.id)).toEqual([2, 3]);
     });
 
     it('fills a gap the bus never fills from the store', async () => {
       chat = await startTestChat();
       const [m1, m2, m3] = await storeMessages(3);
-      chat.messages.accept(m1!);
+      chat.hub.messages.accept(m1!);
       const poll = chat.recv('since=1');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
-      chat.messages.accept(m3!); // m2 was "lost by the bus"
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      chat.hub.messages.accept(m3!); // m2 was "lost by the bus"
       const answer = await poll;
       expect(answer.messages).toEqual([m2, m3]);
     });
 
     it('drops a message it already has (the bus echo, a repeat)', async () => {
       chat = await startTestChat();
-      chat.messages.accept(message(1));
-      chat.messages.accept(message(2));
-      chat.messages.accept(message(1));
+      chat.hub.messages.accept(message(1));
+      chat.hub.messages.accept(message(2));
+      chat.hub.messages.accept(message(1));
       const poll = chat.recv('since=2');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
-      chat.messages.accept(message(2));
-      chat.messages.accept(message(3));
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      chat.hub.messages.accept(message(2));
+      chat.hub.messages.accept(message(3));
       expect((await poll).messages.map((m) => m.id)).toEqual([3]);
     });
   });
@@ -73,13 +73,13 @@ describe('delivery order over HTTP', () => {
       chat = await startTestChat();
       const [m1, m2, m3] = await storeMessages(3);
       // The client has 3 (another process stored it and answered); this process knows only 1.
-      chat.messages.accept(m1!);
+      chat.hub.messages.accept(m1!);
       const poll = chat.recv('since=3');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const { message: m4 } = await chat.store.append({ room: 'main', nickname: 'n', text: 'm4' });
-      chat.messages.accept(m2!);
-      chat.messages.accept(m3!);
-      chat.messages.accept(m4);
+      chat.hub.messages.accept(m2!);
+      chat.hub.messages.accept(m3!);
+      chat.hub.messages.accept(m4);
       expect((await poll).messages.map((m) => m.id)).toEqual([4]);
     });
   });
@@ -88,12 +88,12 @@ describe('delivery order over HTTP', () => {
     it('answers it from the store', async () => {
       chat = await startTestChat();
       const stored = await storeMessages(300);
-      for (const m of stored.slice(0, 299)) chat.messages.accept(m);
+      for (const m of stored.slice(0, 299)) chat.hub.messages.accept(m);
       const poll = chat.recv('since=299');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const behind = await chat.recv('since=10'); // answered at once from the store
       expect(behind.messages.map((m) => m.id)).toEqual(stored.slice(10, 110).map((m) => m.id));
-      chat.messages.accept(stored[299]!);
+      chat.hub.messages.accept(stored[299]!);
       expect((await poll).messages).toEqual([stored[299]]);
     });
   });
@@ -111,10 +111,10 @@ describe('delivery order over HTTP', () => {
       chat = await startTestChat({}, { store });
       await storeMessages(5);
       const polls = [chat.get('/recv?since=5'), chat.get('/recv?since=5')];
-      await until(() => chat.waiters.size === 2, 'two polls to wait');
+      await until(() => chat.hub.waiting === 2, 'two polls to wait');
       const [, , m8] = await storeMessages(3); // 6, 7, 8: the bus brings only 8
       store.reads = 0;
-      chat.messages.accept(m8!);
+      chat.hub.messages.accept(m8!);
       const [a, b] = await Promise.all(polls.map(async (p) => (await p).text()));
       expect(a).toBe(b);
       expect(JSON.parse(a!).messages.map((m: Message) => m.id)).toEqual([6, 7, 8]);
@@ -126,8 +126,8 @@ describe('delivery order over HTTP', () => {
     it('reaches a waiting poll as one answer', async () => {
       chat = await startTestChat();
       const poll = chat.recv('since=0');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
-      for (let id = 1; id <= 5; id += 1) chat.messages.accept(message(id));
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      for (let id = 1; id <= 5; id += 1) chat.hub.messages.accept(message(id));
       expect((await poll).messages.map((m) => m.id)).toEqual([1, 2, 3, 4, 5]);
     });
   });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { SqliteStore } from '../../server/store/sqlite-store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 let chat: TestChat;
 afterEach(async () => {
@@ -17,23 +18,23 @@ describe('GET /recv', () => {
     it('answers with that message and its cursor', async () => {
       chat = await startTestChat();
       const poll = chat.recv('since=0');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const sent = await chat.send({ nickname: 'Ada', text: 'hi' });
       const answer = await poll;
       expect(answer.messages).toEqual([sent.message]);
       expect(answer.cursor).toBe(sent.id);
-      expect(chat.waiters.size).toBe(0);
+      expect(chat.hub.waiting).toBe(0);
     });
 
     it('answers every poll of that room, and only of that room', async () => {
       chat = await startTestChat();
       const inMain = [chat.recv('since=0'), chat.recv('since=0&room=main')];
       const inDev = chat.get('/recv?since=0&room=dev', { signal: AbortSignal.timeout(60_000) });
-      await until(() => chat.waiters.size === 3, 'three polls to wait');
+      await until(() => chat.hub.waiting === 3, 'three polls to wait');
       await chat.send({ text: 'to main' });
       const answers = await Promise.all(inMain);
       expect(answers.map((a) => a.messages.map((m) => m.text))).toEqual([['to main'], ['to main']]);
-      expect(chat.waiters.size).toBe(1);
+      expect(chat.hub.waiting).toBe(1);
       await chat.send({ text: 'to dev', room: 'dev' });
       const dev = (await (await inDev).json()) as { messages: { text: string; room: string }[] };
       expect(dev.messages.map((m) => [m.room, m.text])).toEqual([['dev', 'to dev']]);
@@ -42,7 +43,7 @@ describe('GET /recv', () => {
     it('serves the same bytes to every poll with the same cursor', async () => {
       chat = await startTestChat();
       const polls = [chat.get('/recv?since=0'), chat.get('/recv?since=0')];
-      await until(() => chat.waiters.size === 2, 'two polls to wait');
+      await until(() => chat.hub.waiting === 2, 'two polls to wait');
       await chat.send({ text: 'shared' });
       const [a, b] = await Promise.all(polls.map(async (p) => (await p).text()));
       expect(a).toBe(b);
@@ -51,16 +52,25 @@ describe('GET /recv', () => {
 
   describe('when nothing arrives before the poll timeout', () => {
     it('answers an empty list with the same cursor', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 200 });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
       await chat.send({ text: 'old' });
-      const answer = await chat.recv('since=1');
-      expect(answer).toMatchObject({ messages: [], cursor: 1 });
-      expect(chat.waiters.size).toBe(0);
+      const answer = chat.recv('since=1');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      clock.advance(24_999);
+      expect(chat.hub.waiting).toBe(1);
+      clock.advance(1);
+      expect(await answer).toMatchObject({ messages: [], cursor: 1 });
+      expect(chat.hub.waiting).toBe(0);
     });
 
     it('answers with Cache-Control: no-store and JSON', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 100 });
-      const res = await chat.get('/recv?since=0');
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
+      const pending = chat.get('/recv?since=0');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
+      clock.advance(25_000);
+      const res = await pending;
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(await res.json()).toEqual({ messages: [], cursor: 0, online: 0 });
@@ -72,13 +82,13 @@ describe('GET /recv', () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 });
       const abort = new AbortController();
       const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch((e: Error) => e);
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       abort.abort();
       await poll;
-      await until(() => chat.waiters.size === 0, 'the waiter to go');
+      await until(() => chat.hub.waiting === 0, 'the waiter to go');
       // Nothing is written to the dead socket when a message comes later.
       await chat.send({ text: 'after' });
-      expect(chat.waiters.size).toBe(0);
+      expect(chat.hub.waiting).toBe(0);
     });
   });
 
@@ -90,7 +100,7 @@ describe('GET /recv', () => {
       expect(answer.messages.map((m) => m.text)).toEqual(['m3', 'm4', 'm5']);
       expect(answer.messages.map((m) => m.id)).toEqual([3, 4, 5]);
       expect(answer.cursor).toBe(5);
-      expect(chat.waiters.size).toBe(0);
+      expect(chat.hub.waiting).toBe(0);
     });
 
     it('pages a long absence 100 messages at a time, each once', async () => {
@@ -122,7 +132,7 @@ describe('GET /recv', () => {
       chat = await startTestChat();
       await chat.send({ text: 'old news' });
       const poll = chat.recv('');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       await chat.send({ text: 'fresh' });
       const answer = await poll;
       expect(answer.messages.map((m) => m.text)).toEqual(['fresh']);
@@ -142,7 +152,7 @@ describe('GET /recv', () => {
         chat.get('/recv?since=0', from('203.0.113.7')),
         chat.get('/recv?since=0', from('203.0.113.7')),
       ];
-      await until(() => chat.waiters.size === 2, 'two polls to wait');
+      await until(() => chat.hub.waiting === 2, 'two polls to wait');
       const refused = await chat.get('/recv?since=0', from('203.0.113.7'));
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
@@ -150,14 +160,14 @@ describe('GET /recv', () => {
         'too_many_polls',
       );
       const other = chat.get('/recv?since=0', from('198.51.100.9'));
-      await until(() => chat.waiters.size === 3, 'the other address to wait');
+      await until(() => chat.hub.waiting === 3, 'the other address to wait');
       await chat.send({ text: 'for everyone' });
       const answers = await Promise.all([...held, other]);
       expect(answers.map((res) => res.status)).toEqual([200, 200, 200]);
     });
 
     // Addresses are counted only from the moment the process holds as many
-    // polls as one address may (server/http/waiters.ts, `#byAddress`): the
+    // polls as one address may (server/hub/address-count.ts): the
     // polls that were waiting by then are counted when counting starts.
     it('counts each address apart when counting starts with polls from several', async () => {
       chat = await startTestChat({ maxPollsPerAddress: 2, trustProxy: true });
@@ -169,12 +179,12 @@ describe('GET /recv', () => {
         chat.get('/recv?since=0', from('203.0.113.7')),
         chat.get('/recv?since=0', from('198.51.100.9')),
       ];
-      await until(() => chat.waiters.size === 2, 'one poll from each address to wait');
+      await until(() => chat.hub.waiting === 2, 'one poll from each address to wait');
       held.push(chat.get('/recv?since=0', from('203.0.113.7')));
-      await until(() => chat.waiters.size === 3, "the first address's second poll to wait");
+      await until(() => chat.hub.waiting === 3, "the first address's second poll to wait");
       expect((await chat.get('/recv?since=0', from('203.0.113.7'))).status).toBe(429);
       held.push(chat.get('/recv?since=0', from('198.51.100.9')));
-      await until(() => chat.waiters.size === 4, "the second address's second poll to wait");
+      await until(() => chat.hub.waiting === 4, "the second address's second poll to wait");
       expect((await chat.get('/recv?since=0', from('198.51.100.9'))).status).toBe(429);
       await chat.send({ text: 'for all four' });
       expect((await Promise.all(held)).map((res) => res.status)).toEqual([200, 200, 200, 200]);
@@ -192,10 +202,10 @@ describe('GET /recv', () => {
       };
       const fill = async (count: number) => {
         const polls = [];
-        const start = chat.waiters.size;
+        const start = chat.hub.waiting;
         for (let i = 1; i <= count; i++) {
           polls.push(poll());
-          await until(() => chat.waiters.size === start + i, 'the poll to wait');
+          await until(() => chat.hub.waiting === start + i, 'the poll to wait');
         }
         return polls;
       };
@@ -203,12 +213,12 @@ describe('GET /recv', () => {
       expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
       // Counted: one that goes away makes room for one more.
       first[0]!.abort.abort();
-      await until(() => chat.waiters.size === 3, 'the poll that went away to be dropped');
+      await until(() => chat.hub.waiting === 3, 'the poll that went away to be dropped');
       first.push(...(await fill(1)));
       expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
       // Down to 1 of 4, under half the limit: counting stops.
       for (const { abort } of first.slice(1, 4)) abort.abort();
-      await until(() => chat.waiters.size === 1, 'three polls to be dropped');
+      await until(() => chat.hub.waiting === 1, 'three polls to be dropped');
       // Polls taken while not counted are counted when counting starts again.
       const second = await fill(3);
       expect((await chat.get('/recv?since=0', { headers })).status).toBe(429);
@@ -239,14 +249,14 @@ describe('GET /recv', () => {
         );
         for (const text of ['a', 'b', 'c']) await chat.send({ text });
         const poll = chat.recv('since=3');
-        await until(() => chat.waiters.size === 1, 'the poll to wait');
+        await until(() => chat.hub.waiting === 1, 'the poll to wait');
         // The operator, with a connection of their own.
         const operator = new Database(file);
         operator.prepare('DELETE FROM messages WHERE room = ?').run('main');
         operator.close();
         expect(await poll).toMatchObject({ messages: [], cursor: 0, reset: true });
         const next = chat.recv('since=0');
-        await until(() => chat.waiters.size === 1, 'the next poll to wait');
+        await until(() => chat.hub.waiting === 1, 'the next poll to wait');
         await chat.send({ text: 'after the reset' });
         expect((await next).messages.map((m) => [m.id, m.text])).toEqual([[1, 'after the reset']]);
       } finally {
@@ -260,7 +270,7 @@ describe('GET /recv', () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 }, { store });
       await store.append({ room: 'main', nickname: 'n', text: 'stored elsewhere' });
       const poll = chat.recv('since=1');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       await chat.send({ text: 'next' });
       expect((await poll).reset).toBeUndefined();
     });
@@ -273,18 +283,22 @@ describe('GET /recv', () => {
       const first = await chat.recv('since=1&client=new-client');
       expect(first).toEqual({ messages: [], cursor: 1, online: 1 });
       const second = chat.recv('since=1&client=new-client');
-      await until(() => chat.waiters.size === 1, 'the second poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the second poll to wait');
       await chat.send({ text: 'and now?' });
       expect((await second).messages.map((m) => m.text)).toEqual(['and now?']);
     });
 
     it('tells a waiting poll within PRESENCE_NOTIFY_MS that someone joined', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 60_000, presenceNotifyMs: 50 });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 60_000, presenceNotifyMs: 3_000 }, { clock });
       await chat.recv('since=0&client=first-tab'); // a first poll: answered at once
       const waiting = chat.recv('since=0&client=first-tab');
-      await until(() => chat.waiters.size === 1, 'the first tab to wait');
+      await until(() => chat.hub.waiting === 1, 'the first tab to wait');
       const joined = await chat.recv('since=0&client=second-tab');
       expect(joined.online).toBe(2);
+      clock.advance(2_999);
+      expect(chat.hub.waiting).toBe(1);
+      clock.advance(1);
       expect(await waiting).toEqual({ messages: [], cursor: 0, online: 2 });
     });
 
@@ -297,12 +311,12 @@ describe('GET /recv', () => {
         .get('/recv?since=0&client=client-one', { signal: leaving.signal })
         .catch(() => undefined);
       const second = chat.recv('since=0&client=client-two');
-      await until(() => chat.waiters.size === 2, 'two polls to wait');
+      await until(() => chat.hub.waiting === 2, 'two polls to wait');
       expect(chat.presence.count('main')).toBe(2);
 
       leaving.abort();
       await first;
-      await until(() => chat.waiters.size === 1, 'the first client to leave');
+      await until(() => chat.hub.waiting === 1, 'the first client to leave');
       await chat.send({ text: 'who is here?' });
       expect((await second).online).toBe(1);
     });
@@ -318,11 +332,11 @@ describe('GET /recv', () => {
         .catch(() => undefined);
       const other = chat.recv('since=0&client=browser-one');
       const watcher = chat.recv('since=0&client=browser-two');
-      await until(() => chat.waiters.size === 3, 'three polls to wait');
+      await until(() => chat.hub.waiting === 3, 'three polls to wait');
 
       closing.abort();
       await first;
-      await until(() => chat.waiters.size === 2, 'the closed tab to go');
+      await until(() => chat.hub.waiting === 2, 'the closed tab to go');
       expect(chat.presence.count('main')).toBe(2);
       await chat.send({ text: 'still two browsers' });
       expect((await watcher).online).toBe(2);
@@ -330,11 +344,15 @@ describe('GET /recv', () => {
     });
 
     it('counts a tab once however often it polls', async () => {
-      chat = await startTestChat({ pollTimeoutMs: 100 });
-      await chat.recv('since=0&client=same-tab-1');
-      await chat.recv('since=0&client=same-tab-1');
-      const answer = await chat.recv('since=0&client=same-tab-1');
-      expect(answer.online).toBe(1);
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });
+      await chat.recv('since=0&client=same-tab-1'); // its first poll: answered at once
+      for (const _ of [1, 2]) {
+        const answer = chat.recv('since=0&client=same-tab-1');
+        await until(() => chat.hub.waiting === 1, 'the poll to wait');
+        clock.advance(25_000);
+        expect((await answer).online).toBe(1);
+      }
     });
   });
 });

@@ -56,7 +56,7 @@ describe('GET /health', () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     const abort = new AbortController();
     const poll = chat.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined);
-    await until(() => chat.waiters.size === 1, 'the poll to wait');
+    await until(() => chat.hub.waiting === 1, 'the poll to wait');
     const res = await chat.get('/health');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -95,7 +95,7 @@ describe('security headers', () => {
       expect(headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
       expect(headers.get('cache-control'), name).toBe('no-store');
       expect(headers.get('content-type'), name).toBe('application/json; charset=utf-8');
-      // Document headers (entry.ts says why these routes go without them).
+      // Document headers (lane.ts, `LANE_DIFFERENCES`, says why these routes go without them).
       expect(headers.get('content-security-policy'), name).toBeNull();
       expect(headers.get('x-frame-options'), name).toBeNull();
     }
@@ -135,7 +135,7 @@ describe('graceful shutdown', () => {
     chat = await startTestChat({ pollTimeoutMs: 60_000 });
     await chat.send({ text: 'before' });
     const polls = [chat.recv('since=1'), chat.recv('since=0&room=dev'), chat.recv('')];
-    await until(() => chat.waiters.size === 3, 'three polls to wait');
+    await until(() => chat.hub.waiting === 3, 'three polls to wait');
     await chat.close();
     const answers = await Promise.all(polls);
     expect(answers.map((a) => a.messages)).toEqual([[], [], []]);

@@ -6,6 +6,7 @@ import {
   StoreUnavailableError,
 } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 let chat: TestChat;
 afterEach(async () => {
@@ -59,7 +60,7 @@ describe('POST /send', () => {
     it('stores the message, and a poll without cursor gets it', async () => {
       chat = await startTestChat();
       const poll = chat.recv('');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const res = await chat.get('/send', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' },
@@ -103,7 +104,7 @@ describe('POST /send', () => {
       chat = await startTestChat();
       await chat.send({ text: 'once', key: 'k-1' });
       const poll = chat.recv('since=1');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       await chat.send({ text: 'once', key: 'k-1' });
       await chat.send({ text: 'next', key: 'k-2' });
       expect((await poll).messages.map((m) => m.text)).toEqual(['next']);
@@ -122,7 +123,7 @@ describe('POST /send', () => {
       const store = new GatedStore();
       chat = await startTestChat({}, { store });
       const poll = chat.recv('since=0');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       let acknowledged = false;
       const send = chat.send({ text: 'durable' }).then((body) => {
         acknowledged = true;
@@ -132,7 +133,7 @@ describe('POST /send', () => {
       // Give the server every chance to answer early: several turns of the loop.
       for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
       expect(acknowledged).toBe(false);
-      expect(chat.waiters.size).toBe(1);
+      expect(chat.hub.waiting).toBe(1);
       store.pending[0]!.release();
       const body = await send;
       expect((await poll).messages).toEqual([body.message]);
@@ -140,9 +141,10 @@ describe('POST /send', () => {
 
     it('is a 503 with Retry-After when the store fails, and nothing is delivered', async () => {
       const store = new GatedStore();
-      chat = await startTestChat({ pollTimeoutMs: 300 }, { store });
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 25_000 }, { store, clock });
       const poll = chat.recv('since=0');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       const send = chat.post('/send', { text: 'lost?' });
       await until(() => store.pending.length === 1, 'the append to reach the store');
       store.pending[0]!.fail(new StoreUnavailableError('disk on fire'));
@@ -150,6 +152,8 @@ describe('POST /send', () => {
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       expect((await res.json()).error.code).toBe('store_unavailable');
+      expect(chat.hub.waiting).toBe(1); // nothing came: it waits out its timeout
+      clock.advance(25_000);
       expect((await poll).messages).toEqual([]);
     });
 
@@ -159,7 +163,7 @@ describe('POST /send', () => {
       const res = await chat.post('/send', { text: 'slow', key: 'slow-1' });
       expect(res.status).toBe(503);
       const poll = chat.recv('since=0');
-      await until(() => chat.waiters.size === 1, 'the poll to wait');
+      await until(() => chat.hub.waiting === 1, 'the poll to wait');
       store.pending[0]!.release();
       expect((await poll).messages.map((m) => m.text)).toEqual(['slow']);
     });

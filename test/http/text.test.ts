@@ -131,7 +131,7 @@ describe('text that was accepted', () => {
     it(`reads back from /history byte for byte as it was delivered live (${kind})`, async () => {
       chat = await startTestChat({}, { store: await openStore(await databaseUrl()) });
       const poll = chat.recv('room=bytes&since=0');
-      await until(() => chat!.waiters.size === 1, 'the poll to wait');
+      await until(() => chat!.hub.waiting === 1, 'the poll to wait');
       const acknowledged: Message[] = [];
       for (const text of tricky) {
         acknowledged.push((await chat.send({ room: 'bytes', text, nickname: 'Zoë 🦊' })).message);

@@ -51,7 +51,7 @@ describe('pipelined requests', () => {
         ]);
         expect(answers[1]!.headers.connection).toBe('close');
       }
-      expect(chat.waiters.size).toBe(0);
+      expect(chat.hub.waiting).toBe(0);
     }, 30_000);
   });
 

@@ -79,7 +79,7 @@ describe('GET /metrics', () => {
       const polls = [1, 2].map(() =>
         chat!.get('/recv?since=0', { signal: abort.signal }).catch(() => undefined),
       );
-      await until(() => chat!.waiters.size === 2, 'two polls to wait');
+      await until(() => chat!.hub.waiting === 2, 'two polls to wait');
       const text = await scrape(chat.url);
       expect(seriesValue(text, 'chat_polls_waiting')).toBe(2);
       expect(seriesValue(text, 'chat_polls_max')).toBe(7);

@@ -79,7 +79,7 @@ describe('presence churn', () => {
       const bystander = startBystander();
       // Its first poll is answered at once (a new client id); the next one waits.
       await until(
-        () => bystander.wakeUps === 1 && chat!.waiters.size === 1,
+        () => bystander.wakeUps === 1 && chat!.hub.waiting === 1,
         'the bystander to wait',
       );
       bystander.wakeUps = 0;

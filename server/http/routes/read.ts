@@ -1,4 +1,4 @@
-/** The short read routes: `GET /history`, `GET /time`, `GET /health`. */
+/** The short read routes: `GET /history`, `GET /health` (`GET /time` is the lane's, lane.ts). */
 import type { Request, Response } from 'express';
 import type { OutageState } from '../../metrics/outage.ts';
 import type { ChatContext } from '../context.ts';
@@ -19,11 +19,6 @@ export function historyRoute(chat: ChatContext, store?: OutageState) {
     store?.ok();
     res.set('Cache-Control', 'no-store').json({ messages });
   };
-}
-
-/** The trivial route of the original article's first benchmark: pure server overhead. */
-export function timeRoute(_req: Request, res: Response): void {
-  res.set('Cache-Control', 'no-store').json({ time: new Date().toISOString() });
 }
 
 /**

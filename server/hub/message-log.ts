@@ -1,8 +1,8 @@
 /**
  * The message log of one process: what this process knows of each room's
  * latest messages, and the ordering rule that keeps every cursor honest.
- * It knows nothing of HTTP: the waiting polls (`server/http/waiters.ts`)
- * subscribe to it with `onAdvance` and answer themselves.
+ * Part of the hub (docs/design.md, "The hub"): the waiting polls
+ * (`waiters.ts`) subscribe to it with `onAdvance` and answer themselves.
  *
  * Per room it keeps a ring: a run of consecutive ids, oldest first, at most
  * `ringSize` long (docs/design.md, "Cursors and dense ids"). The rules:
@@ -24,13 +24,16 @@
  */
 import { limits } from '../../protocol/protocol.ts';
 import type { Log } from '../core/log.ts';
-import type { Message, MessageStore } from '../store/store.ts';
+import type { Message } from '../store/store.ts';
+import { type Clock, systemClock, type Timer } from './clock.ts';
+import type { StoreReads } from './store-reads.ts';
 
 /** Messages in one answer, at most (the contract's catch-up page). */
 export const PAGE_SIZE = limits.pageSize;
 
 export interface MessageLogOptions {
-  store: MessageStore;
+  /** Where a gap the bus did not fill is read from (`store-reads.ts`). */
+  reads: StoreReads;
   /**
    * Whether "nothing after your cursor" can be answered from memory. True
    * when every message reaches this process through this log in time (one
@@ -49,7 +52,7 @@ export interface MessageLogOptions {
   /** How long a message waits for a smaller id before the gap is read from the store. @default 200 */
   gapWaitMs?: number;
   log?: Log;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /**
@@ -71,7 +74,7 @@ interface Room {
   ahead: Map<number, Message>;
   /** When the oldest message in `ahead` arrived. */
   aheadSince: number;
-  gapTimer: NodeJS.Timeout | undefined;
+  gapTimer: Timer | undefined;
   /** Ring index of the first message not yet handed to the listeners. */
   dirtyFrom: number | undefined;
   /** Last time a message came in or a catch-up looked (for idle expiry). */
@@ -84,7 +87,7 @@ export class MessageLog {
   readonly #dirty = new Set<Room>();
   readonly #listeners: AdvanceListener[] = [];
   readonly #resetListeners: ResetListener[] = [];
-  readonly #store: MessageStore;
+  readonly #reads: StoreReads;
   readonly #ringSize: number;
   readonly #gapWaitMs: number;
   readonly #gapGraceMs: number;
@@ -92,8 +95,8 @@ export class MessageLog {
   readonly #roomIdleMs: number;
   readonly #isWatched: (room: string) => boolean;
   readonly #log: Log | undefined;
-  readonly #now: () => number;
-  readonly #sweep: NodeJS.Timeout;
+  readonly #clock: Clock;
+  readonly #sweep: Timer;
   #trustRing: boolean;
   /** The room at the most recently used end of `#rooms`. */
   #newest: Room | undefined;
@@ -101,17 +104,20 @@ export class MessageLog {
   #closed = false;
 
   constructor(options: MessageLogOptions) {
-    this.#store = options.store;
+    this.#reads = options.reads;
     this.#trustRing = options.trustRing;
     this.#ringSize = options.ringSize ?? 256;
     this.#gapWaitMs = options.gapWaitMs ?? 200;
-    this.#gapGraceMs = options.store.gapGraceMs ?? 0;
+    this.#gapGraceMs = options.reads.gapGraceMs;
     this.#maxRooms = options.maxRooms;
     this.#roomIdleMs = options.roomIdleMs;
     this.#isWatched = options.isWatched ?? (() => false);
     this.#log = options.log;
-    this.#now = options.now ?? Date.now;
-    this.#sweep = setInterval(() => this.dropIdle(), Math.max(1_000, this.#roomIdleMs / 2));
+    this.#clock = options.clock ?? systemClock;
+    this.#sweep = this.#clock.setInterval(
+      () => this.dropIdle(),
+      Math.max(1_000, this.#roomIdleMs / 2),
+    );
     this.#sweep.unref();
   }
 
@@ -174,9 +180,9 @@ export class MessageLog {
       this.#append(room, message);
       this.#drainAhead(room);
     } else if (message.id > last + 1 && !room.ahead.has(message.id)) {
-      if (room.ahead.size === 0) room.aheadSince = this.#now();
+      if (room.ahead.size === 0) room.aheadSince = this.#clock.now();
       room.ahead.set(message.id, message);
-      room.gapTimer ??= setTimeout(() => void this.#fillGap(room), this.#gapWaitMs);
+      room.gapTimer ??= this.#clock.setTimeout(() => void this.#fillGap(room), this.#gapWaitMs);
     }
     // message.id <= last: known already.
   }
@@ -233,7 +239,7 @@ export class MessageLog {
 
   /** Drops the rooms nobody watches that saw nothing for `roomIdleMs`. Runs on a timer. */
   dropIdle(): void {
-    const oldest = this.#now() - this.#roomIdleMs;
+    const oldest = this.#clock.now() - this.#roomIdleMs;
     for (const room of this.#rooms.values()) {
       if (room.usedAt > oldest) break; // LRU order: the rest are fresher.
       if (!this.#isWatched(room.name) && room.ahead.size === 0) this.#drop(room);
@@ -242,8 +248,8 @@ export class MessageLog {
 
   close(): void {
     this.#closed = true;
-    clearInterval(this.#sweep);
-    for (const room of this.#rooms.values()) clearTimeout(room.gapTimer);
+    this.#clock.clearInterval(this.#sweep);
+    for (const room of this.#rooms.values()) this.#clock.clearTimeout(room.gapTimer);
     this.#rooms.clear();
     this.#newest = undefined;
   }
@@ -262,7 +268,7 @@ export class MessageLog {
       aheadSince: 0,
       gapTimer: undefined,
       dirtyFrom: undefined,
-      usedAt: this.#now(),
+      usedAt: this.#clock.now(),
     };
     this.#rooms.set(name, room);
     this.#newest = room;
@@ -276,7 +282,7 @@ export class MessageLog {
    * order stays the order of `usedAt`, which `dropIdle` stops early on.
    */
   #use(room: Room): void {
-    room.usedAt = this.#now();
+    room.usedAt = this.#clock.now();
     if (this.#newest === room) return;
     this.#rooms.delete(room.name);
     this.#rooms.set(room.name, room);
@@ -303,7 +309,7 @@ export class MessageLog {
 
   #drop(room: Room): void {
     if (this.#newest === room) this.#newest = undefined;
-    clearTimeout(room.gapTimer);
+    this.#clock.clearTimeout(room.gapTimer);
     room.gapTimer = undefined;
     this.#rooms.delete(room.name);
     this.#dirty.delete(room);
@@ -329,7 +335,7 @@ export class MessageLog {
     }
     for (const id of room.ahead.keys()) if (id < next) room.ahead.delete(id);
     if (room.ahead.size === 0 && room.gapTimer) {
-      clearTimeout(room.gapTimer);
+      this.#clock.clearTimeout(room.gapTimer);
       room.gapTimer = undefined;
     }
   }
@@ -339,15 +345,12 @@ export class MessageLog {
     room.gapTimer = undefined;
     if (this.#closed || room.ahead.size === 0 || this.#rooms.get(room.name) !== room) return;
     const last = lastOf(room)!;
-    try {
-      const missing = await this.#store.after(room.name, last, PAGE_SIZE);
-      for (const message of missing) this.accept(message);
-    } catch (error) {
-      this.#log?.('warn', `message log: cannot read the gap after ${room.name}#${last}`, error);
-    }
+    const missing = await this.#reads.after(room.name, last, PAGE_SIZE);
+    if (missing) for (const message of missing) this.accept(message);
+    else this.#log?.('warn', `message log: cannot read the gap after ${room.name}#${last}`);
     if (room.ahead.size === 0 || this.#closed || this.#rooms.get(room.name) !== room) return;
     const stillLast = lastOf(room);
-    const heldFor = this.#now() - room.aheadSince;
+    const heldFor = this.#clock.now() - room.aheadSince;
     if (stillLast === last && heldFor >= this.#gapGraceMs) {
       // The store has nothing after `last` either, and can no longer show it:
       // the smaller id will never come (a write that failed after taking it).
@@ -360,7 +363,7 @@ export class MessageLog {
       this.#drainAhead(room);
     } else {
       // Progress, or a store that may still show the id (its grace): look again.
-      room.gapTimer ??= setTimeout(() => void this.#fillGap(room), this.#gapWaitMs);
+      room.gapTimer ??= this.#clock.setTimeout(() => void this.#fillGap(room), this.#gapWaitMs);
     }
   }
 
@@ -370,7 +373,7 @@ export class MessageLog {
     this.#flushScheduled = true;
     // Deliver after the current turn: several messages that arrive together
     // (a burst of sends, a gap filled from the store) leave in one answer.
-    setImmediate(() => this.#flush());
+    this.#clock.setImmediate(() => this.#flush());
   }
 
   #flush(): void {

@@ -5,7 +5,13 @@
  * that stays bounded whatever room names strangers invent.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MessageLog as Log, MessageLog } from '../../server/messages/message-log.ts';
+import { systemClock } from '../../server/hub/clock.ts';
+import {
+  type MessageLog as Log,
+  MessageLog,
+  type MessageLogOptions,
+} from '../../server/hub/message-log.ts';
+import { StoreReads } from '../../server/hub/store-reads.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message, MessageStore } from '../../server/store/store.ts';
 
@@ -20,9 +26,15 @@ const message = (id: number, room = 'main'): Message => ({
 let log: Log | undefined;
 afterEach(() => log?.close());
 
-function createLog(options: Partial<ConstructorParameters<typeof MessageLog>[0]> = {}) {
+type LogOptions = Partial<Omit<MessageLogOptions, 'reads' | 'clock'>> & {
+  store?: MessageStore;
+  now?: () => number;
+};
+
+function createLog({ store = new MemoryStore(), now, ...options }: LogOptions = {}) {
   log = new MessageLog({
-    store: new MemoryStore(),
+    reads: new StoreReads(store, { timeoutMs: 1_000 }),
+    clock: now ? { ...systemClock, now } : systemClock,
     trustRing: true,
     maxRooms: 100,
     roomIdleMs: 60_000,

@@ -14,20 +14,22 @@
  * Cost: nothing while the bus is live; otherwise one cheap query a second
  * when polls wait (SQLite skips it unless another connection committed).
  */
-import type { Bus } from '../bus/bus.ts';
 import type { Log } from '../core/log.ts';
-import type { MessageStore } from '../store/store.ts';
+import { type Clock, systemClock, type Timer } from './clock.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
+import type { StoreReads } from './store-reads.ts';
 
 export interface StoreWatchOptions {
-  store: MessageStore;
+  reads: StoreReads;
   messages: MessageLog;
-  bus: Bus;
+  /** Whether the bus now carries every other process's messages here (`Bus.live`). */
+  busLive: () => boolean;
   /** Rooms where polls wait, each with the smallest cursor waiting there. */
   watched: () => Iterable<{ room: string; floor: number | undefined }>;
   /** How often to look while the bus is not live. */
   intervalMs: number;
   log?: Log;
+  clock?: Clock;
 }
 
 /** Rooms asked about in one look, at most (one `IN (…)` list). */
@@ -35,71 +37,74 @@ const ROOMS_PER_LOOK = 1_000;
 
 export class StoreWatch {
   readonly #options: StoreWatchOptions;
-  readonly #timer: NodeJS.Timeout;
+  readonly #clock: Clock;
+  readonly #timer: Timer;
   #busWasLive: boolean;
   #looking = false;
   #failing = false;
 
   constructor(options: StoreWatchOptions) {
     this.#options = options;
-    this.#busWasLive = options.bus.live;
-    this.#timer = setInterval(() => void this.tick(), options.intervalMs);
+    this.#clock = options.clock ?? systemClock;
+    this.#busWasLive = options.busLive();
+    this.#timer = this.#clock.setInterval(() => void this.tick(), options.intervalMs);
     this.#timer.unref();
   }
 
   /** One look, if the bus is not live (or just came back). Runs on the timer; tests call it. */
   async tick(): Promise<void> {
-    const { bus, store } = this.#options;
-    const live = bus.live;
+    const live = this.#options.busLive();
     const comeBack = live && !this.#busWasLive;
     this.#busWasLive = live;
     if ((live && !comeBack) || this.#looking) return;
     this.#looking = true;
     try {
-      await this.#look(comeBack || !store.othersWrote || store.othersWrote());
+      await this.#look(comeBack || (await this.#options.reads.othersWrote()));
     } finally {
       this.#looking = false;
     }
   }
 
   close(): void {
-    clearInterval(this.#timer);
+    this.#clock.clearInterval(this.#timer);
   }
 
   async #look(othersMayHaveWritten: boolean): Promise<void> {
     if (!othersMayHaveWritten) return;
-    const { store, messages } = this.#options;
+    const { reads, messages } = this.#options;
     // Every room the log knows, not only those with waiters: a poll that comes
     // later trusts the log's ring, so the ring must not lag behind the store.
     const floors = new Map<string, number | undefined>();
     for (const { room, floor } of this.#options.watched()) floors.set(room, floor);
     for (const room of messages.roomNames()) if (!floors.has(room)) floors.set(room, undefined);
     const rooms = [...floors.keys()];
-    try {
-      for (let start = 0; start < rooms.length; start += ROOMS_PER_LOOK) {
-        const chunk = rooms.slice(start, start + ROOMS_PER_LOOK);
-        const heads = await store.heads(chunk);
-        for (const room of chunk) {
-          const head = heads.get(room) ?? 0;
-          const last = messages.lastId(room);
-          if (last !== undefined && head < last) {
-            // The store has fewer messages than the log: the room was reset
-            // (a new database, messages deleted). What the log knew is void.
-            messages.reset(room, head);
-            continue;
-          }
-          const known = last ?? floors.get(room);
-          if (known === undefined || head <= known) continue;
-          messages.seed(room, await store.after(room, known, PAGE_SIZE));
+    // A failed read is logged once per outage here; the next tick looks again.
+    for (let start = 0; start < rooms.length; start += ROOMS_PER_LOOK) {
+      const chunk = rooms.slice(start, start + ROOMS_PER_LOOK);
+      const heads = await reads.heads(chunk);
+      if (!heads) return this.#failed();
+      for (const room of chunk) {
+        const head = heads.get(room) ?? 0;
+        const last = messages.lastId(room);
+        if (last !== undefined && head < last) {
+          // The store has fewer messages than the log: the room was reset
+          // (a new database, messages deleted). What the log knew is void.
+          messages.reset(room, head);
+          continue;
         }
+        const known = last ?? floors.get(room);
+        if (known === undefined || head <= known) continue;
+        const found = await reads.after(room, known, PAGE_SIZE);
+        if (!found) return this.#failed();
+        messages.seed(room, found);
       }
-      if (this.#failing) this.#options.log?.('info', 'store watch: the store answers again');
-      this.#failing = false;
-    } catch (error) {
-      if (!this.#failing) {
-        this.#options.log?.('warn', 'store watch: cannot read the store; retrying', error);
-      }
-      this.#failing = true;
     }
+    if (this.#failing) this.#options.log?.('info', 'store watch: the store answers again');
+    this.#failing = false;
+  }
+
+  #failed(): void {
+    if (!this.#failing) this.#options.log?.('warn', 'store watch: cannot read the store; retrying');
+    this.#failing = true;
   }
 }

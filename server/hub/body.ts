@@ -1,0 +1,58 @@
+/**
+ * A poll's answer, serialised once and shared by every poll that gets the
+ * same answer (docs/design.md, "Rules that make delivery correct", rule 5).
+ * A body carries its headers too: polls answered together share one header
+ * object as well as one JSON text.
+ *
+ * The one place where an answer's fields are put together (`recvBody`):
+ * fields that ride on answers later (`people`, `typing`, protocol.ts) are
+ * added here.
+ */
+import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
+
+/** A serialised answer: its JSON text and its headers, built once per group of polls. */
+export interface Body {
+  readonly json: string;
+  readonly headers: Readonly<Record<string, string | number>>;
+  /** Messages in it: deliveries counted per poll answered. */
+  readonly count: number;
+}
+
+/**
+ * The headers of every JSON answer of the lane (`/recv`, `/time`, `/send`),
+ * which skip helmet (server/http/lane.ts): of helmet's dozen headers only
+ * these two mean anything on a JSON answer read by XHR (no MIME sniffing; no
+ * cross-origin no-cors reads), and few header lines per answer keep a
+ * delivery cheap (docs/design.md, "The lane").
+ */
+export const JSON_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/**
+ * The `/recv` answer's JSON, byte for byte `JSON.stringify(answer)`, built
+ * from its parts so the messages are stringified as one array.
+ */
+export function recvJson(answer: RecvAnswer): string {
+  const reset = answer.reset ? ',"reset":true' : '';
+  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}}`;
+}
+
+export function recvBody(
+  messages: readonly Message[],
+  cursor: number,
+  online: number,
+  reset = false,
+): Body {
+  const answer: RecvAnswer = { messages: messages as Message[], cursor, online };
+  if (reset) answer.reset = true;
+  const json = recvJson(answer);
+  return {
+    json,
+    headers: { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) },
+    count: messages.length,
+  };
+}

@@ -1,0 +1,332 @@
+/**
+ * The hub: delivery, from a stored message to every poll it concerns
+ * (docs/design.md, "The hub"). Both lanes call it, and nothing else:
+ * - `post(message)`: a message the store has kept. The hub's message log
+ *   takes it, its waiting polls are answered, and the bus carries it to the
+ *   other processes.
+ * - `poll(room, cursor, client, reply)`: answers at once what the log or the
+ *   store has after the cursor, or holds the poll until something comes.
+ * - `wake(room)`: answers the room's waiting polls that were shown another
+ *   online count; where answers without a message start (presence now,
+ *   typing later).
+ *
+ * A poll's algorithm, with a cursor:
+ * 1. what came after it, from the message log when it can vouch for it
+ *    (answered at the end of the turn, with the turn's other catch-ups),
+ *    else from the store (`store-reads.ts`);
+ * 2. `reset` when the cursor is ahead of every message of the room (a reset
+ *    database, deleted messages): the client reloads;
+ * 3. at once, empty, a client the room had not seen, so a page shows the
+ *    online count when it opens;
+ * 4. otherwise the poll waits (`waiters.ts`).
+ * Without a cursor (the 2011 client): it waits for the next message.
+ *
+ * It writes through `Reply` and reports through `PollReport`, so it imports
+ * nothing of HTTP. It runs on a `Clock`, so its tests run on fake timers.
+ */
+import type { Message } from '../../protocol/protocol.ts';
+import type { Bus } from '../bus/bus.ts';
+import type { Config } from '../core/config.ts';
+import type { Log } from '../core/log.ts';
+import type { OutageState } from '../metrics/outage.ts';
+import type { Presence } from '../presence/presence.ts';
+import type { MessageStore } from '../store/store.ts';
+import { Answers } from './answers.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { MessageLog, PAGE_SIZE } from './message-log.ts';
+import { type Reply, writeBody } from './reply.ts';
+import type { PollOutcome, PollReport } from './report.ts';
+import { StoreReads } from './store-reads.ts';
+import { StoreWatch } from './store-watch.ts';
+import { type Refusal, Waiters } from './waiters.ts';
+
+export type { Refusal };
+
+export type HubConfig = Pick<
+  Config,
+  | 'pollTimeoutMs'
+  | 'maxWaiters'
+  | 'maxPollsPerAddress'
+  | 'presenceNotifyMs'
+  | 'storeTimeoutMs'
+  | 'storePollMs'
+  | 'maxRooms'
+  | 'roomIdleMs'
+>;
+
+export interface HubOptions<R extends Reply> {
+  config: Readonly<HubConfig>;
+  store: MessageStore;
+  bus: Bus;
+  presence: Presence;
+  report: PollReport<R>;
+  /** A poll's client address, read only near the per-address limit (`address-count.ts`). */
+  addressOf: (reply: R) => string;
+  /** The store's up/down state, told of every read (`store-reads.ts`). */
+  storeState?: OutageState | undefined;
+  log: Log;
+  clock?: Clock;
+}
+
+/** A catch-up found in the log, answered at the end of the turn. */
+interface Deferred<R> {
+  reply: R;
+  room: string;
+  cursor: number;
+  client: string | undefined;
+  fresh: boolean;
+  started: number;
+  done: (refused: Refusal | undefined) => void;
+  fail: (error: unknown) => void;
+}
+
+export class Hub<R extends Reply> {
+  /** What this process knows of each room's latest messages. */
+  readonly messages: MessageLog;
+  /** Looks in the store for other processes' messages while the bus is not live. */
+  readonly watch: StoreWatch;
+  readonly #waiters: Waiters<R>;
+  readonly #answers: Answers;
+  readonly #reads: StoreReads;
+  readonly #options: HubOptions<R>;
+  readonly #clock: Clock;
+  #deferred: Deferred<R>[] = [];
+
+  constructor(options: HubOptions<R>) {
+    const { config, store, bus, presence, log } = options;
+    this.#options = options;
+    const clock = options.clock ?? systemClock;
+    this.#clock = clock;
+    // The polls' reads tell the store's up/down state; the background reads
+    // (a gap, the store watch) say what failed in their own log lines, so a
+    // look that works does not end an outage that polls still see.
+    this.#reads = new StoreReads(store, {
+      timeoutMs: config.storeTimeoutMs,
+      state: options.storeState,
+      log,
+      clock,
+    });
+    const reads = new StoreReads(store, { timeoutMs: config.storeTimeoutMs, clock });
+    this.messages = new MessageLog({
+      reads,
+      // One process: every message passes through this log, or reaches it
+      // through the store watch within `storePollMs`. With a bus, a message the
+      // bus drops must not leave a poll waiting: each poll asks the store.
+      trustRing: bus.kind === 'local',
+      maxRooms: config.maxRooms,
+      roomIdleMs: config.roomIdleMs,
+      // The log keeps the rooms where polls wait; read when it drops rooms, after construction.
+      isWatched: (room) => this.#waiters.isWatched(room),
+      log,
+      clock,
+    });
+    this.#answers = new Answers(presence, this.messages);
+    const waiters = new Waiters<R>({
+      messages: this.messages,
+      answers: this.#answers,
+      reads: this.#reads,
+      presence,
+      report: options.report,
+      clock,
+      pollTimeoutMs: config.pollTimeoutMs,
+      maxWaiters: config.maxWaiters,
+      maxPerAddress: config.maxPollsPerAddress,
+      addressOf: options.addressOf,
+      presenceNotifyMs: config.presenceNotifyMs,
+    });
+    this.#waiters = waiters;
+    bus.onMessage((message) => this.messages.accept(message));
+    this.watch = new StoreWatch({
+      reads,
+      messages: this.messages,
+      busLive: () => bus.live,
+      watched: () => waiters.watched(),
+      intervalMs: config.storePollMs,
+      log,
+      clock,
+    });
+  }
+
+  /** Waiting polls in this process. */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /** Rooms the message log holds in memory. */
+  get rooms(): number {
+    return this.messages.rooms;
+  }
+
+  /** True once `shutdown` ran: no poll waits and no send is taken. */
+  get closed(): boolean {
+    return this.#waiters.closed;
+  }
+
+  /**
+   * A stored message: to this process's polls, and on the bus to the
+   * others'. A repeat of a key is posted again: the first send's process may
+   * have died between storing and posting; hubs drop what they already have.
+   * Never throws: the message is stored, and polls with a cursor catch it up.
+   */
+  post(message: Message): void {
+    try {
+      this.messages.accept(message);
+      this.#options.bus.publish(message);
+    } catch (error) {
+      this.#options.log('error', `hub: posting ${message.room}#${message.id} failed`, error);
+    }
+  }
+
+  /**
+   * A poll of `room` after `cursor` (undefined: the next message). Answers it
+   * through `reply`, now or when something comes; resolves with why it could
+   * not wait when it refused it (the lane writes that answer).
+   */
+  async poll(
+    room: string,
+    cursor: number | undefined,
+    client: string | undefined,
+    reply: R,
+  ): Promise<Refusal | undefined> {
+    const started = this.#clock.now();
+    // A poll's own address is checked only when it is to wait: most polls
+    // are answered at once.
+    const early = this.#waiters.refusal();
+    if (early !== undefined) return early;
+    const fresh = client !== undefined && this.#options.presence.touch(room, client);
+    if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client);
+    const found = this.messages.catchUp(room, cursor);
+    if (found !== undefined && found.length > 0) {
+      return new Promise((done, fail) => {
+        this.#defer({ reply, room, cursor, client, fresh, started, done, fail });
+      });
+    }
+    return this.#catchUpOrWait(reply, room, cursor, client, fresh, found, started);
+  }
+
+  /** Answers the room's waiting polls that were shown another online count (`Waiters.wake`). */
+  wake(room: string): void {
+    this.#waiters.wake(room);
+  }
+
+  /** Answers every waiting poll, empty, and takes no more (graceful shutdown). */
+  shutdown(): void {
+    this.#waiters.shutdown();
+    this.watch.close();
+  }
+
+  /** Frees the message log's timers and rooms; after `shutdown` and the server's close. */
+  close(): void {
+    this.watch.close();
+    this.messages.close();
+  }
+
+  /**
+   * Answer at the end of this turn of the event loop, not at once: the sends
+   * read later in the same turn go into the same answer, so there are fewer
+   * answers (writes) per delivered message (docs/design.md, "The hub"). One
+   * turn of latency at most.
+   */
+  #defer(poll: Deferred<R>): void {
+    this.#deferred.push(poll);
+    if (this.#deferred.length === 1) this.#clock.setImmediate(() => this.#answerDeferred());
+  }
+
+  #answerDeferred(): void {
+    const polls = this.#deferred;
+    this.#deferred = [];
+    for (const poll of polls) {
+      const { reply, room, cursor, started } = poll;
+      if (reply.destroyed) {
+        // Gone meanwhile: nothing holds it.
+        this.#options.report.pollEnded(reply, room, 'gone', 0, this.#clock.now() - started);
+        poll.done(undefined);
+        continue;
+      }
+      const found = this.messages.catchUp(room, cursor);
+      if (found === undefined || found.length === 0) {
+        // The room was dropped or reset meanwhile (the ring only grows within
+        // a turn): the poll goes on as one the log could not answer.
+        this.#catchUpOrWait(reply, room, cursor, poll.client, poll.fresh, found, started).then(
+          poll.done,
+          poll.fail,
+        );
+        continue;
+      }
+      this.#answer(reply, room, found, found[found.length - 1]!.id, 'message', started);
+      poll.done(undefined);
+    }
+  }
+
+  /** Steps 1 to 4 (at the top) for a poll whose cursor the log could not answer with messages. */
+  async #catchUpOrWait(
+    reply: R,
+    room: string,
+    cursor: number,
+    client: string | undefined,
+    fresh: boolean,
+    inLog: Message[] | undefined,
+    started: number,
+  ): Promise<Refusal | undefined> {
+    let found = inLog ?? [];
+    if (inLog === undefined) {
+      const read = await this.#readAfter(room, cursor);
+      found = read ?? [];
+      // A message may have come while we read, and the log only tells waiters.
+      if (found.length === 0) found = this.messages.catchUp(room, cursor) ?? [];
+      if (found.length === 0 && read !== undefined) {
+        const head = await this.#resetHead(room, cursor);
+        if (head !== undefined) return this.#answer(reply, room, [], head, 'reset', started);
+      }
+    }
+    if (found.length > 0) {
+      return this.#answer(reply, room, found, found[found.length - 1]!.id, 'message', started);
+    }
+    if (fresh) return this.#answer(reply, room, [], cursor, 'presence', started);
+    return this.#waiters.wait(reply, room, cursor, client);
+  }
+
+  /** What the store says after `cursor`; undefined when it failed (the poll then waits). */
+  async #readAfter(room: string, cursor: number): Promise<Message[] | undefined> {
+    const found = await this.#reads.after(room, cursor, PAGE_SIZE);
+    if (found && found.length < PAGE_SIZE) this.messages.seed(room, found);
+    return found;
+  }
+
+  /**
+   * The room's head when the cursor is ahead of it (the client must reset),
+   * undefined when the cursor is fine. Asked only when the log knows no id at
+   * or past the cursor, so a poll at the head of a known room costs nothing.
+   */
+  async #resetHead(room: string, cursor: number): Promise<number | undefined> {
+    if (cursor === 0 || (this.messages.lastId(room) ?? -1) >= cursor) return undefined;
+    const heads = await this.#reads.heads([room]);
+    if (!heads) return undefined; // The store is down: no verdict; the poll waits.
+    const head = heads.get(room) ?? 0;
+    if (head >= cursor) {
+      this.messages.noteHead(room, head);
+      return undefined;
+    }
+    if ((this.messages.lastId(room) ?? 0) > head) this.messages.reset(room, head);
+    return head;
+  }
+
+  /** An answer now. A catch-up shares its body with the room's other polls at that cursor. */
+  #answer(
+    reply: R,
+    room: string,
+    found: readonly Message[],
+    cursor: number,
+    outcome: PollOutcome,
+    started: number,
+  ): undefined {
+    const body =
+      outcome === 'message' && found.length > 0
+        ? this.#answers.catchUp(room, found)
+        : this.#answers.body(room, found, cursor, outcome === 'reset');
+    const { report } = this.#options;
+    if (writeBody(reply, body) && body.count > 0) report.delivered(body.count);
+    report.pollEnded(reply, room, outcome, 200, this.#clock.now() - started);
+    return undefined;
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * A hub on its own, for its unit tests: a real in-memory store, bus and
+ * presence, replies that record what the hub writes, and vitest's fake
+ * timers as the clock (the hub's `systemClock` reads the faked globals).
+ *
+ * `setImmediate` stays real: the hub's end-of-turn batches run as they do
+ * in the server, and a test waits for them (`nextTurn`) or for an answer
+ * (`answered`), never for a span of time.
+ */
+import { EventEmitter, once } from 'node:events';
+import { vi } from 'vitest';
+import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
+import { type Bus, LocalBus } from '../../server/bus/bus.ts';
+import { defaults } from '../../server/core/config.ts';
+import { silentLog } from '../../server/core/log.ts';
+import { Hub, type HubConfig } from '../../server/hub/hub.ts';
+import type { Reply } from '../../server/hub/reply.ts';
+import type { PollOutcome } from '../../server/hub/report.ts';
+import type { OutageState } from '../../server/metrics/outage.ts';
+import { LocalPresence } from '../../server/presence/presence.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import type { MessageStore } from '../../server/store/store.ts';
+
+/** A reply that keeps what the hub wrote to it, as a client would see it. */
+export class TestReply extends EventEmitter implements Reply {
+  writableEnded = false;
+  destroyed = false;
+  status: number | undefined;
+  headers: Readonly<Record<string, string | number>> | undefined;
+  json: string | undefined;
+  readonly extraHeaders: Record<string, string> = {};
+
+  constructor(readonly address = '192.0.2.1') {
+    super();
+  }
+
+  writeHead(status: number, headers: Readonly<Record<string, string | number>>): void {
+    this.status = status;
+    this.headers = headers;
+  }
+
+  end(text: string): void {
+    this.json = text;
+    this.writableEnded = true;
+    this.emit('answered');
+  }
+
+  setHeader(name: string, value: string): void {
+    this.extraHeaders[name] = value;
+  }
+
+  /** The client goes away before its answer. */
+  hangUp(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
+
+  get answered(): boolean {
+    return this.json !== undefined;
+  }
+
+  get answer(): RecvAnswer {
+    if (this.json === undefined) throw new Error('not answered');
+    return JSON.parse(this.json) as RecvAnswer;
+  }
+}
+
+export interface Ended {
+  room: string;
+  outcome: PollOutcome;
+  status: number;
+  ms: number;
+}
+
+export interface TestHubParts {
+  store?: MessageStore;
+  bus?: Bus;
+  storeState?: OutageState;
+}
+
+const running: Array<Hub<TestReply>> = [];
+
+export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
+  pollTimeoutMs: 25_000,
+  maxWaiters: defaults.maxWaiters,
+  maxPollsPerAddress: defaults.maxPollsPerAddress,
+  presenceNotifyMs: 0,
+  storeTimeoutMs: defaults.storeTimeoutMs,
+  storePollMs: defaults.storePollMs,
+  maxRooms: defaults.maxRooms,
+  roomIdleMs: defaults.roomIdleMs,
+  ...overrides,
+});
+
+export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHubParts = {}) {
+  const store = parts.store ?? new MemoryStore();
+  const config = hubConfig(overrides);
+  const presence = new LocalPresence(config.pollTimeoutMs + 5_000);
+  const ended: Ended[] = [];
+  const counts = { delivered: 0, addressReads: 0 };
+  const hub = new Hub<TestReply>({
+    config,
+    store,
+    bus: parts.bus ?? new LocalBus(),
+    presence,
+    report: {
+      pollEnded: (_reply, room, outcome, status, ms) => ended.push({ room, outcome, status, ms }),
+      delivered: (count) => {
+        counts.delivered += count;
+      },
+    },
+    addressOf: (reply) => {
+      counts.addressReads += 1;
+      return reply.address;
+    },
+    storeState: parts.storeState,
+    log: silentLog,
+  });
+  running.push(hub);
+
+  /** Stores a message and posts it, as `POST /send` does. */
+  async function post(text: string, room = 'main'): Promise<Message> {
+    const { message } = await store.append({ room, nickname: 'n', text });
+    hub.post(message);
+    return message;
+  }
+
+  /** A poll that is to wait: resolves once the hub holds it. */
+  async function waiting(cursor: number | undefined, room = 'main', reply = new TestReply()) {
+    const refused = await hub.poll(room, cursor, undefined, reply);
+    if (refused !== undefined) throw new Error(`refused: ${refused}`);
+    return reply;
+  }
+
+  return { hub, store, presence, ended, counts, post, waiting };
+}
+
+/** The hub's clock in these tests: time and timers faked, turns of the event loop real. */
+export function useFakeClock(): void {
+  vi.useFakeTimers({
+    toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
+  });
+}
+
+/** Resolves after the hub's end-of-turn batches (and the promises before them) ran. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Resolves when the hub writes `reply`'s answer. */
+export async function answered(reply: TestReply): Promise<TestReply> {
+  if (!reply.answered) await once(reply, 'answered');
+  return reply;
+}
+
+export function stopTestHubs(): void {
+  for (const hub of running.splice(0)) {
+    hub.shutdown();
+    hub.close();
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * The hub on its own (server/hub/hub.ts): no socket, no server, and the
+ * clock is vitest's fake timers, so a 25 s poll timeout takes no time.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createOutageState } from '../../server/metrics/outage.ts';
+import { MemoryStore } from '../../server/store/memory-store.ts';
+import type { Message } from '../../server/store/store.ts';
+import {
+  answered,
+  createTestHub,
+  nextTurn,
+  stopTestHubs,
+  TestReply,
+  useFakeClock,
+} from './fixture.ts';
+
+beforeEach(() => {
+  useFakeClock();
+});
+afterEach(() => {
+  stopTestHubs();
+  vi.useRealTimers();
+});
+
+const texts = (messages: readonly Message[]) => messages.map((m) => m.text);
+
+describe('Hub.poll', () => {
+  describe('when nothing comes', () => {
+    it('answers empty at the poll timeout, not a millisecond before', async () => {
+      const { hub, post, waiting, ended } = createTestHub({ pollTimeoutMs: 25_000 });
+      const hello = await post('hello');
+      await nextTurn();
+      const reply = await waiting(hello.id);
+      expect(hub.waiting).toBe(1);
+      await vi.advanceTimersByTimeAsync(24_999);
+      expect(reply.answered).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(reply.answer).toEqual({ messages: [], cursor: hello.id, online: 0 });
+      expect(ended).toEqual([{ room: 'main', outcome: 'timeout', status: 200, ms: 25_000 }]);
+      expect(hub.waiting).toBe(0);
+    });
+
+    it('serves every waiting poll with one timer, each at its own deadline', async () => {
+      const { waiting } = createTestHub({ pollTimeoutMs: 25_000 });
+      const first = await waiting(0);
+      const timers = vi.getTimerCount();
+      await vi.advanceTimersByTimeAsync(10_000);
+      const second = await waiting(0, 'other');
+      expect(vi.getTimerCount()).toBe(timers);
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect([first.answered, second.answered]).toEqual([true, false]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(second.answer.messages).toEqual([]);
+    });
+  });
+
+  describe('when a message is posted while polls wait', () => {
+    it('answers each poll with what came after its own cursor, in one answer per turn', async () => {
+      const { hub, post, waiting, counts } = createTestHub();
+      const early = await waiting(0);
+      await post('one');
+      await post('two');
+      await nextTurn();
+      expect(texts(early.answer.messages)).toEqual(['one', 'two']);
+      expect(early.answer.cursor).toBe(2);
+
+      const [atHead, alsoAtHead] = [await waiting(2), await waiting(2)];
+      const nextOnly = await waiting(undefined); // the 2011 client: the next message
+      const elsewhere = await waiting(0, 'other');
+      await post('three');
+      await nextTurn();
+      expect(texts(atHead.answer.messages)).toEqual(['three']);
+      expect(texts(nextOnly.answer.messages)).toEqual(['three']);
+      // Serialised once: the polls at one cursor share the very same body.
+      expect(alsoAtHead.headers).toBe(atHead.headers);
+      expect(alsoAtHead.json).toBe(atHead.json);
+      expect(elsewhere.answered).toBe(false);
+      expect(hub.waiting).toBe(1);
+      expect(counts.delivered).toBe(2 + 3);
+    });
+  });
+
+  describe('when the log has what came after the cursor', () => {
+    it('answers at the end of the turn, and polls at one cursor share one body', async () => {
+      const { hub, post } = createTestHub();
+      for (const text of ['one', 'two', 'three']) await post(text);
+      await nextTurn();
+      const [a, b, c] = [new TestReply(), new TestReply(), new TestReply()];
+      const polls = [hub.poll('main', 1, undefined, a), hub.poll('main', 1, undefined, b)];
+      polls.push(hub.poll('main', 2, undefined, c));
+      expect(a.answered).toBe(false);
+      await nextTurn();
+      expect(await Promise.all(polls)).toEqual([undefined, undefined, undefined]);
+      expect(texts(a.answer.messages)).toEqual(['two', 'three']);
+      expect(b.headers).toBe(a.headers);
+      expect(texts(c.answer.messages)).toEqual(['three']);
+      expect(c.headers).not.toBe(a.headers);
+    });
+
+    it('reports a poll whose client left before the end of the turn as gone', async () => {
+      const { hub, post, ended } = createTestHub();
+      await post('one');
+      await nextTurn();
+      const reply = new TestReply();
+      const poll = hub.poll('main', 0, undefined, reply);
+      reply.hangUp();
+      await nextTurn();
+      await poll;
+      expect(reply.answered).toBe(false);
+      expect(ended).toEqual([{ room: 'main', outcome: 'gone', status: 0, ms: 0 }]);
+    });
+  });
+
+  describe('when the cursor is ahead of every message of the room', () => {
+    it('answers at once with reset and the head', async () => {
+      const { hub, post, ended } = createTestHub();
+      await post('one');
+      await post('two');
+      const reply = new TestReply();
+      expect(await hub.poll('main', 5, undefined, reply)).toBeUndefined();
+      expect(reply.answer).toEqual({ messages: [], cursor: 2, online: 0, reset: true });
+      expect(ended.map((e) => e.outcome)).toEqual(['reset']);
+    });
+
+    it('tells the waiting polls past the new head to reset when the room turns out reset', async () => {
+      const { hub, post, waiting } = createTestHub();
+      await post('one');
+      await post('two');
+      await nextTurn();
+      const past = await waiting(2);
+      hub.messages.reset('main', 1);
+      expect(past.answer).toEqual({ messages: [], cursor: 1, online: 0, reset: true });
+    });
+  });
+
+  describe('when a client the room had not seen polls', () => {
+    it('answers at once with the online count, then waits', async () => {
+      const { hub, presence } = createTestHub();
+      const first = new TestReply();
+      await hub.poll('main', 0, 'client-one', first);
+      expect(first.answer).toEqual({ messages: [], cursor: 0, online: 1 });
+      const second = new TestReply();
+      await hub.poll('main', 0, 'client-one', second);
+      expect(second.answered).toBe(false);
+      expect(presence.count('main')).toBe(1);
+    });
+  });
+
+  describe('when the client goes away while its poll waits', () => {
+    it('frees the waiter at once, and the client leaves the room', async () => {
+      const { hub, presence, ended } = createTestHub();
+      await hub.poll('main', 0, 'client-one', new TestReply());
+      const reply = new TestReply();
+      await hub.poll('main', 0, 'client-one', reply);
+      expect(hub.waiting).toBe(1);
+      reply.hangUp();
+      expect(hub.waiting).toBe(0);
+      expect(presence.count('main')).toBe(0);
+      expect(ended.at(-1)).toEqual({ room: 'main', outcome: 'gone', status: 0, ms: 0 });
+      expect(reply.listenerCount('close')).toBe(0);
+    });
+  });
+
+  describe('when the room’s online count changes', () => {
+    it('wakes the polls shown another count within presenceNotifyMs', async () => {
+      const { hub, ended } = createTestHub({ presenceNotifyMs: 1_000 });
+      await hub.poll('main', 0, 'client-one', new TestReply());
+      const waiting = new TestReply();
+      await hub.poll('main', 0, 'client-one', waiting);
+      await hub.poll('main', 0, 'client-two', new TestReply()); // a join
+      expect(waiting.answered).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(waiting.answer).toEqual({ messages: [], cursor: 0, online: 2 });
+      expect(ended.at(-1)?.outcome).toBe('presence');
+    });
+
+    it('wakes them at once through wake(room), and leaves polls shown the right count', async () => {
+      const { hub } = createTestHub();
+      await hub.poll('main', 0, 'client-one', new TestReply());
+      const stale = new TestReply();
+      await hub.poll('main', 0, 'client-one', stale);
+      await hub.poll('main', 0, 'client-two', new TestReply());
+      const current = new TestReply();
+      await hub.poll('main', 0, 'client-two', current);
+      hub.wake('main');
+      expect(stale.answer.online).toBe(2);
+      expect(current.answered).toBe(false);
+    });
+  });
+
+  describe('limits', () => {
+    it('refuses a poll past maxWaiters', async () => {
+      const { hub, waiting } = createTestHub({ maxWaiters: 1 });
+      await waiting(0);
+      expect(await hub.poll('main', 0, undefined, new TestReply())).toBe('overloaded');
+    });
+
+    it('reads addresses only near the per-address limit, and refuses an address past it', async () => {
+      const { hub, post, waiting, counts } = createTestHub({ maxPollsPerAddress: 2 });
+      await waiting(0, 'main', new TestReply('192.0.2.1'));
+      await waiting(0, 'main', new TestReply('192.0.2.1'));
+      expect(counts.addressReads).toBe(0);
+      const third = new TestReply('192.0.2.1');
+      expect(await hub.poll('main', 0, undefined, third)).toBe('address_limit');
+      expect(counts.addressReads).toBe(3);
+      await waiting(0, 'main', new TestReply('192.0.2.2'));
+      expect(hub.waiting).toBe(3);
+      await post('one');
+      await nextTurn();
+      expect(hub.waiting).toBe(0);
+      const reads = counts.addressReads;
+      await waiting(1, 'main', new TestReply('192.0.2.1'));
+      expect(counts.addressReads).toBe(reads);
+    });
+  });
+
+  describe('when the store does not answer', () => {
+    it('gives up the read at STORE_TIMEOUT_MS, reports the outage, and waits', async () => {
+      const store = Object.assign(new MemoryStore(), {
+        after: () => new Promise<Message[]>(() => {}),
+      });
+      const storeState = createOutageState({ name: 'store' });
+      const { hub } = createTestHub({ storeTimeoutMs: 2_000 }, { store, storeState });
+      const reply = new TestReply();
+      const poll = hub.poll('main', 0, undefined, reply);
+      await vi.advanceTimersByTimeAsync(1_999);
+      expect(storeState.up).toBe(true);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await poll).toBeUndefined();
+      expect(storeState.up).toBe(false);
+      expect(hub.waiting).toBe(1);
+      expect(reply.answered).toBe(false);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('answers every waiting poll empty, closing its connection, and takes no more', async () => {
+      const { hub, post, waiting, ended } = createTestHub();
+      await post('one');
+      await nextTurn();
+      const [a, b] = [await waiting(1), await waiting(0, 'other')];
+      hub.shutdown();
+      expect(a.answer).toEqual({ messages: [], cursor: 1, online: 0 });
+      expect(b.answer).toEqual({ messages: [], cursor: 0, online: 0 });
+      expect([a.extraHeaders, b.extraHeaders]).toEqual([
+        { Connection: 'close' },
+        { Connection: 'close' },
+      ]);
+      expect(ended.map((e) => e.outcome)).toEqual(['shutdown', 'shutdown']);
+      expect(hub.closed).toBe(true);
+      expect(await hub.poll('main', 1, undefined, new TestReply())).toBe('closed');
+    });
+  });
+});
+
+describe('Hub.post', () => {
+  it('reaches the polls of another hub on the same store through its store watch', async () => {
+    const store = new MemoryStore();
+    const a = createTestHub({ storePollMs: 1_000 }, { store });
+    const b = createTestHub({ storePollMs: 1_000 }, { store });
+    const reply = await b.waiting(0);
+    await a.post('from a');
+    await nextTurn();
+    expect(reply.answered).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_000); // the watch looks
+    expect(texts((await answered(reply)).answer.messages)).toEqual(['from a']);
+  });
+});
