@@ -56,6 +56,7 @@ export interface ConnectionLimits {
 }
 
 interface Peer {
+  address: string;
   open: number;
   /** Its idle sockets, oldest first. */
   idle: Set<Socket>;
@@ -136,7 +137,9 @@ export function limitConnections(
     const address = socket.remoteAddress ?? '';
     if (open >= maxTotal) return refuse(socket, 'total', address);
     // No address: a pipe or a Unix socket, whose only client is the local proxy (iisnode).
-    const exempt = address === '' || trusted(address, 0);
+    // Nothing to count per address when both per-address caps are off.
+    const exempt =
+      (maxPerAddress === 0 && maxIdlePerAddress === 0) || address === '' || trusted(address, 0);
     let peer: Peer | undefined;
     if (!exempt) {
       peer = peers.get(address);
@@ -144,7 +147,7 @@ export function limitConnections(
         return refuse(socket, 'address', address);
       }
       if (!peer) {
-        peer = { open: 0, idle: new Set() };
+        peer = { address, open: 0, idle: new Set() };
         peers.set(address, peer);
       }
       peer.open += 1;
@@ -152,15 +155,19 @@ export function limitConnections(
     }
     open += 1;
     noteLevel();
-    socket.once('close', () => {
-      open -= 1;
-      noteLevel();
-      if (!peer) return;
-      peer.open -= 1;
-      peer.idle.delete(socket);
-      if (peer.open === 0) peers.delete(address);
-    });
+    // One listener function for every socket, not a closure per connection.
+    socket.on('close', onSocketClose);
   });
+
+  function onSocketClose(this: Socket): void {
+    open -= 1;
+    noteLevel();
+    const peer = socketPeer.get(this);
+    if (!peer) return;
+    peer.open -= 1;
+    peer.idle.delete(this);
+    if (peer.open === 0) peers.delete(peer.address);
+  }
 
   function idle(socket: Socket): void {
     const peer = socketPeer.get(socket);

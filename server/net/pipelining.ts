@@ -85,17 +85,23 @@ export function guardPipelining(
       onRefused?.();
       return;
     }
-    const held = connection;
-    held.pending += 1;
-    if (held.pending === 1) onBusy?.(socket);
-    if (isPoll(req)) held.poll = res;
-    res.once('close', () => {
-      held.pending -= 1;
-      if (held.poll === res) held.poll = undefined;
-      if (held.pending === 0 && !held.closing) onIdle?.(socket);
-    });
+    connection.pending += 1;
+    if (connection.pending === 1) onBusy?.(socket);
+    if (isPoll(req)) connection.poll = res;
+    // One listener function for every response, not a closure per request:
+    // a waiting poll is most of the traffic, and each closure is kept while it waits.
+    res.on('close', onResponseClose);
     listener(req, res);
   };
+
+  function onResponseClose(this: ServerResponse): void {
+    const socket = this.req.socket;
+    const connection = connections.get(socket);
+    if (!connection) return;
+    connection.pending -= 1;
+    if (connection.poll === this) connection.poll = undefined;
+    if (connection.pending === 0 && !connection.closing) onIdle?.(socket);
+  }
 }
 
 function refuse(connection: Connection, res: ServerResponse): void {
