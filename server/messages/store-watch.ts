@@ -56,7 +56,7 @@ export class StoreWatch {
     if ((live && !comeBack) || this.#looking) return;
     this.#looking = true;
     try {
-      await this.#look(comeBack || !store.othersWrote || store.othersWrote());
+      await this.#look(comeBack || !store.othersWrote || (await store.othersWrote()));
     } finally {
       this.#looking = false;
     }

@@ -73,7 +73,8 @@ export async function startChat(
   parts: ChatParts = {},
 ): Promise<RunningChat> {
   const log = parts.log ?? createLog(config.logLevel);
-  const store = parts.store ?? (await openStore(config.databaseUrl));
+  const store =
+    parts.store ?? (await openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs }));
   await store.init();
   const backends =
     parts.bus && parts.presence

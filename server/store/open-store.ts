@@ -10,13 +10,21 @@ import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
 
-export async function openStore(databaseUrl: string): Promise<MessageStore> {
+export interface OpenStoreOptions {
+  /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`); SQLite bounds its own waits by it. */
+  timeoutMs?: number;
+}
+
+export async function openStore(
+  databaseUrl: string,
+  options: OpenStoreOptions = {},
+): Promise<MessageStore> {
   const scheme = databaseUrl.slice(0, databaseUrl.indexOf(':'));
   switch (scheme) {
     case 'memory':
       return new MemoryStore();
     case 'sqlite':
-      return new SqliteStore(sqlitePath(databaseUrl));
+      return new SqliteStore(sqlitePath(databaseUrl), { timeoutMs: options.timeoutMs });
     case 'mysql': {
       const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');
       return new MysqlStore(createMysqlPool(databaseUrl));
