@@ -25,12 +25,17 @@ import {
 import { createOutageState, type OutageState } from './outage.ts';
 import { listenMetrics, type MetricsSource } from './serve.ts';
 import { createTelemetry, type Telemetry } from './telemetry.ts';
+import type { WriteHealth } from './write-health.ts';
 
 export interface ChatOps {
   readonly metrics: ChatMetrics;
   /** For the long-poll path: each poll's end and each delivery. */
   readonly telemetry: Telemetry;
-  /** The store's state; callers report each store call's outcome to it. */
+  /**
+   * The store's state; callers report each store call's outcome to it. It
+   * stays down while the store's writes fail (`OpsInput.writes`), however
+   * well it reads.
+   */
   readonly store: OutageState;
   /** The bus's state, from its Redis connection (always up without Redis). */
   readonly bus: OutageState;
@@ -45,19 +50,22 @@ export interface OpsInput extends MetricsSources {
   log: Log;
   /** The bus's Redis connection, watched for the bus's state. */
   redis?: Redis | undefined;
+  /** The outcome of the store's writes: the store is down while they fail. */
+  writes?: WriteHealth | undefined;
 }
 
 export async function startOps(
   config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'trustProxy'>,
   input: OpsInput,
 ): Promise<ChatOps> {
-  const { log, redis } = input;
+  const { log, redis, writes } = input;
   const metrics = createMetrics(input);
   const store = createOutageState({
     name: 'store',
     log,
     errors: metrics.storeErrors,
     upGauge: metrics.storeUp,
+    downWhile: writes && (() => writes.failing),
   });
   // The Redis connections log their own outages (server/bus/open-bus.ts):
   // here they only count.

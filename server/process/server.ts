@@ -35,6 +35,7 @@ import { MessageLog } from '../messages/message-log.ts';
 import { StoreWatch } from '../messages/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { WriteHealth } from '../metrics/write-health.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
@@ -73,8 +74,11 @@ export async function startChat(
   parts: ChatParts = {},
 ): Promise<RunningChat> {
   const log = parts.log ?? createLog(config.logLevel);
-  const store =
-    parts.store ?? (await openStore(config.databaseUrl, { timeoutMs: config.storeTimeoutMs }));
+  const writes = new WriteHealth({
+    timeoutMs: config.storeTimeoutMs,
+    windowMs: config.healthWriteWindowMs,
+  });
+  const store = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
   await store.init();
   const backends =
     parts.bus && parts.presence
@@ -93,6 +97,7 @@ export async function startChat(
     rooms: () => messages?.rooms ?? 0,
     maxWaiters: config.maxWaiters,
     redis: backends.redis,
+    writes,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
 

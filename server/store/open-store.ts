@@ -6,14 +6,13 @@
  * The MySQL and MongoDB modules are imported only when chosen, so a chat on
  * SQLite never loads (or needs) their drivers.
  */
+import type { Config } from '../core/config.ts';
 import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
 
-export interface OpenStoreOptions {
-  /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`); SQLite bounds its own waits by it. */
-  timeoutMs?: number;
-}
+/** The settings a store takes from the chat's configuration (server/core/config.ts). */
+export type OpenStoreOptions = Partial<Pick<Config, 'storeTimeoutMs' | 'sqliteMaxMb'>>;
 
 export async function openStore(
   databaseUrl: string,
@@ -24,7 +23,10 @@ export async function openStore(
     case 'memory':
       return new MemoryStore();
     case 'sqlite':
-      return new SqliteStore(sqlitePath(databaseUrl), { timeoutMs: options.timeoutMs });
+      return new SqliteStore(sqlitePath(databaseUrl), {
+        timeoutMs: options.storeTimeoutMs,
+        maxMb: options.sqliteMaxMb,
+      });
     case 'mysql': {
       const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');
       return new MysqlStore(createMysqlPool(databaseUrl));

@@ -41,6 +41,12 @@ export interface SqliteFileOptions {
    * it never waits for the write lock. Open it once a writer has run.
    */
   readOnly?: boolean;
+  /**
+   * The file stops growing at this many MiB (`PRAGMA max_page_count`, for
+   * this connection's writes): past it an append fails with `SQLITE_FULL`,
+   * as on a full disk, until rows are deleted. Unlimited when absent.
+   */
+  maxMb?: number | undefined;
 }
 
 /** Thrown when a request's deadline passed before its work could finish: nothing was written. */
@@ -72,6 +78,11 @@ export class SqliteFile {
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
       this.#migrate();
+      if (options.maxMb !== undefined) {
+        const pageSize = this.#db.pragma('page_size', { simple: true }) as number;
+        const pages = Math.floor((options.maxMb * 2 ** 20) / pageSize);
+        this.#db.pragma(`max_page_count = ${pages}`);
+      }
     }
     const columns = 'id, room, nickname, text, time';
     this.#byKey = this.#db.prepare(`SELECT ${columns} FROM messages WHERE room = ? AND key = ?`);

@@ -34,7 +34,7 @@ import {
 /** Sends per transaction, at most. */
 const MAX_BATCH = 200;
 
-export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous'> {
+export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous' | 'maxMb'> {
   /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`). @default 2000 */
   timeoutMs?: number;
 }
@@ -60,12 +60,10 @@ export class SqliteStore implements MessageStore {
   /** `file` is a path, or `:memory:`. Nothing is opened before `init()`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? 2_000;
-    const fileOptions = { synchronous: options.synchronous ?? 'FULL' } as const;
-    this.#writer = new SqliteThread(file, fileOptions);
+    const synchronous = options.synchronous ?? 'FULL';
+    this.#writer = new SqliteThread(file, { synchronous, maxMb: options.maxMb });
     this.#reader =
-      file === ':memory:'
-        ? this.#writer
-        : new SqliteThread(file, { ...fileOptions, readOnly: true });
+      file === ':memory:' ? this.#writer : new SqliteThread(file, { synchronous, readOnly: true });
   }
 
   async init(): Promise<void> {

@@ -29,7 +29,10 @@ export function timeRoute(_req: Request, res: Response): void {
 /**
  * Whether this process can serve, for load balancers and health checks:
  * `200 {"status":"ok"}`, or `503 {"status":"unavailable"}` with `Retry-After`
- * when the store does not answer. Nothing more: the public does not need the
+ * when the store does not answer, or when the sends' latest writes failed
+ * (a full disk, a write lock held elsewhere: the store then reads well and
+ * stores nothing). Writes are judged from the sends' own outcomes
+ * (server/metrics/write-health.ts): a probe writes nothing. Nothing more: the public does not need the
  * pid, the backends or the driver's error text. Those go to the log (the
  * store's outage, once per change) and to the metrics (`chat_store_up`,
  * `chat_info`, `chat_polls_waiting`).
@@ -39,7 +42,11 @@ export function healthRoute(chat: ChatContext, store?: OutageState) {
     res.set('Cache-Control', 'no-store');
     try {
       await withTimeout(chat.store.ping(), chat.config.storeTimeoutMs, 'Pinging the store');
-      store?.ok();
+      store?.ok(); // Stays down while the writes fail.
+      if (store && !store.up) {
+        res.status(503).set('Retry-After', '5').json({ status: 'unavailable' });
+        return;
+      }
       res.json({ status: 'ok' });
     } catch (error) {
       store?.failed(error);
