@@ -76,7 +76,11 @@ export class SqliteStore implements MessageStore {
     if (this.#closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
       this.#waiting.push({ input, deadline: this.#deadline(), resolve, reject });
-      if (!this.#writing) void this.#drain();
+      if (this.#writing) return;
+      // Start at the end of this turn: the sends read in the same turn of the
+      // event loop then go in one transaction, not the first alone.
+      this.#writing = true;
+      setImmediate(() => void this.#drain());
     });
   }
 
@@ -123,7 +127,6 @@ export class SqliteStore implements MessageStore {
 
   /** Writes the waiting appends, a batch at a time, until none wait. */
   async #drain(): Promise<void> {
-    this.#writing = true;
     while (this.#waiting.length > 0) {
       const now = Date.now();
       const batch: Pending[] = [];

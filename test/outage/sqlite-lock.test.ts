@@ -109,10 +109,12 @@ describe('SQLite while another process holds the write lock', () => {
       expect(sent.status).toBe(503);
       expect(Math.max(...sent.times)).toBeLessThan(300);
     }
-    // The lock was held for at least three timeouts; the loop never stopped for one.
+    // The lock was held for at least three timeouts; the loop never stopped
+    // for one (with the statements on this thread it stopped for the whole
+    // 5 s busy timeout). The bound leaves room for a loaded machine's hiccups.
     expect(sends.reduce((total, sent) => total + sent.ms, 0)).toBeGreaterThan(
       3 * STORE_TIMEOUT_MS * 0.9,
     );
-    expect(delay.max / 1e6).toBeLessThan(STORE_TIMEOUT_MS / 2);
+    expect(delay.max / 1e6).toBeLessThan(STORE_TIMEOUT_MS);
   });
 });
