@@ -69,6 +69,7 @@ export class SqliteThread {
   readonly #pending = new Map<number, Pending>();
   #worker: Worker | undefined;
   #opening: Promise<void> | undefined;
+  #closed = false;
   #nextId = 0;
 
   constructor(file: string, options: SqliteFileOptions) {
@@ -85,21 +86,24 @@ export class SqliteThread {
     deadline: number,
     settleBy = false,
   ): Promise<SqliteResults[C['op']]> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
     return this.#send(this.#worker ?? this.#start(), call, deadline, settleBy);
   }
 
   /** Starts the thread if it is not running; resolves once the file is open, or throws why not. */
   opened(): Promise<void> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
     if (!this.#worker) this.#start();
     return this.#opening!;
   }
 
-  /** Closes the file, then ends the thread. */
+  /** Closes the file, then ends the thread; later requests fail as unavailable. */
   async close(): Promise<void> {
     const worker = this.#worker;
+    this.#closed = true;
     if (!worker) return;
     try {
-      await this.request({ op: 'close' }, Date.now() + 5_000, true);
+      await this.#send(worker, { op: 'close' }, Date.now() + 5_000, true);
     } finally {
       this.#worker = undefined;
       await worker.terminate();
