@@ -68,6 +68,12 @@ export interface Config {
   healthWriteWindowMs: number;
   /** The SQLite file stops growing at this many MiB: sends then get 503, as on a full disk. @default unlimited */
   sqliteMaxMb: number | undefined;
+  /**
+   * Milliseconds the event loop may wait for a SQLite write while writes are
+   * quick, to acknowledge it in the same turn; a slower write is not waited
+   * for, nor the writes after it until one is quick again. 0 never waits. @default 1
+   */
+  sqliteWaitMs: number;
   /** `error`, `warn`, `info` or `debug`. @default info */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** Serve Prometheus metrics (`GET /metrics`). @default true */
@@ -108,6 +114,7 @@ export const defaults: Config = Object.freeze({
   storeTimeoutMs: 2_000,
   healthWriteWindowMs: 30_000,
   sqliteMaxMb: undefined,
+  sqliteWaitMs: 1,
   logLevel: 'info',
   metrics: true,
   metricsPort: undefined,
@@ -184,6 +191,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ),
     sqliteMaxMb:
       read('SQLITE_MAX_MB') === undefined ? undefined : int('SQLITE_MAX_MB', 0, 1, 16_000_000),
+    sqliteWaitMs: int('SQLITE_WAIT_MS', defaults.sqliteWaitMs, 0, 50),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
     metrics: bool('METRICS', defaults.metrics),
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 1, 65_535),

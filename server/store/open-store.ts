@@ -12,7 +12,9 @@ import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
 
 /** The settings a store takes from the chat's configuration (server/core/config.ts). */
-export type OpenStoreOptions = Partial<Pick<Config, 'storeTimeoutMs' | 'sqliteMaxMb'>>;
+export type OpenStoreOptions = Partial<
+  Pick<Config, 'storeTimeoutMs' | 'sqliteMaxMb' | 'sqliteWaitMs'>
+>;
 
 export async function openStore(
   databaseUrl: string,
@@ -26,6 +28,7 @@ export async function openStore(
       return new SqliteStore(sqlitePath(databaseUrl), {
         timeoutMs: options.storeTimeoutMs,
         maxMb: options.sqliteMaxMb,
+        waitMs: options.sqliteWaitMs,
       });
     case 'mysql': {
       const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');

@@ -13,6 +13,14 @@
  * next one (as the MySQL appender does): one `BEGIN IMMEDIATE`, one fsync.
  * Ordering and dense ids are the file's business (`sqlite-file.ts`).
  *
+ * While writes are quick, the event loop waits for each one for at most
+ * `waitMs` (1 ms) and acknowledges it in the same turn, as the synchronous
+ * store did: a reply that comes on a later turn costs a closed-loop sender
+ * (bench T6) a whole turn of a busy loop per message. Once a write takes
+ * longer (a disk that fsyncs slowly, a lock held elsewhere, a frozen file
+ * system), nothing waits for the writes after it until one is quick again:
+ * a stuck disk costs the loop at most `waitMs`, once.
+ *
  * Every call has a deadline, `timeoutMs` after it was made (the chat's
  * `STORE_TIMEOUT_MS`). A read not answered by then fails as unavailable. A
  * write waits for the lock only until its deadline and rolls back rather
@@ -37,6 +45,11 @@ const MAX_BATCH = 200;
 export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous' | 'maxMb'> {
   /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`). @default 2000 */
   timeoutMs?: number;
+  /**
+   * How long the event loop may wait for a write while writes are quick, in
+   * milliseconds (`SQLITE_WAIT_MS`); 0 never waits. @default 1
+   */
+  waitMs?: number;
 }
 
 interface Pending {
@@ -51,6 +64,9 @@ export class SqliteStore implements MessageStore {
   readonly #writer: SqliteThread;
   readonly #reader: SqliteThread;
   readonly #timeoutMs: number;
+  readonly #waitMs: number;
+  /** How long the last write took; while it is over `#waitMs`, nothing waits for the next. */
+  #lastWriteMs = 0;
   /** Appends waiting for the transaction in flight to finish. */
   readonly #waiting: Pending[] = [];
   #writing = false;
@@ -60,6 +76,7 @@ export class SqliteStore implements MessageStore {
   /** `file` is a path, or `:memory:`. Nothing is opened before `init()`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? 2_000;
+    this.#waitMs = options.waitMs ?? 1;
     const synchronous = options.synchronous ?? 'FULL';
     this.#writer = new SqliteThread(file, { synchronous, maxMb: options.maxMb });
     this.#reader =
@@ -161,7 +178,19 @@ export class SqliteStore implements MessageStore {
     // The batch's deadline is its earliest: no send in it waits past its own.
     const deadline = Math.min(...batch.map((pending) => pending.deadline));
     const inputs = batch.map((pending) => pending.input);
-    return this.#call(() => this.#writer.request({ op: 'append', inputs }, deadline));
+    const call = { op: 'append', inputs } as const;
+    const started = performance.now();
+    const wait = this.#lastWriteMs <= this.#waitMs ? this.#waitMs : 0;
+    const written = this.#call(() =>
+      wait > 0
+        ? this.#writer.requestWaiting(call, deadline, wait)
+        : this.#writer.request(call, deadline),
+    );
+    const took = () => {
+      this.#lastWriteMs = performance.now() - started;
+    };
+    written.then(took, took);
+    return written;
   }
 
   #read<C extends Parameters<SqliteThread['request']>[0]>(call: C) {

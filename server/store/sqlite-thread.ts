@@ -7,8 +7,19 @@
  * a request waits for it. Under tsx (development, tests) the worker loads
  * the TypeScript source through tsx's loader; the build (`dist/`) runs the
  * emitted JavaScript.
+ *
+ * Replies come on a port of their own, and the worker bumps a shared
+ * counter after each one, so a caller may wait for a reply for a bounded
+ * moment (`Atomics.wait`, at most `waitMs`) and take it in the same turn of
+ * the event loop (`receiveMessageOnPort`). An answer that takes longer
+ * arrives as an event, like every other.
  */
-import { Worker } from 'node:worker_threads';
+import {
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+} from 'node:worker_threads';
 import type { SqliteFileOptions } from './sqlite-file.ts';
 import {
   type AppendResult,
@@ -40,6 +51,14 @@ export interface SqliteResults {
   ping: undefined;
 }
 
+/** What the worker is handed when it starts. */
+export interface SqliteWorkerData {
+  /** Where the replies go. */
+  replies: MessagePort;
+  /** Bumped (and notified) after each reply. */
+  posted: Int32Array;
+}
+
 /** A call on the wire: its id, and the `Date.now()` time after which the worker refuses it unrun. */
 export type SqliteRequest = SqliteCall & { id: number; deadline: number };
 
@@ -68,6 +87,8 @@ export class SqliteThread {
   readonly #open: Extract<SqliteCall, { op: 'open' }>;
   readonly #pending = new Map<number, Pending>();
   #worker: Worker | undefined;
+  #replies: MessagePort | undefined;
+  #posted: Int32Array | undefined;
   #opening: Promise<void> | undefined;
   #closed = false;
   #nextId = 0;
@@ -90,6 +111,29 @@ export class SqliteThread {
     return this.#send(this.#worker ?? this.#start(), call, deadline, settleBy);
   }
 
+  /**
+   * As `request`, then blocks this thread for at most `waitMs` for a reply,
+   * and takes the replies that came meanwhile now rather than on a later
+   * turn. The caller bounds what that may cost the event loop.
+   */
+  requestWaiting<C extends SqliteCall>(
+    call: C,
+    deadline: number,
+    waitMs: number,
+  ): Promise<SqliteResults[C['op']]> {
+    const posted = this.#posted;
+    const seen = posted ? Atomics.load(posted, 0) : 0;
+    const reply = this.request(call, deadline);
+    if (posted && this.#posted === posted && waitMs > 0) {
+      Atomics.wait(posted, 0, seen, waitMs);
+      for (let next = receiveMessageOnPort(this.#replies!); next; ) {
+        this.#onReply(next.message as SqliteReply);
+        next = receiveMessageOnPort(this.#replies!);
+      }
+    }
+    return reply;
+  }
+
   /** Starts the thread if it is not running; resolves once the file is open, or throws why not. */
   opened(): Promise<void> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
@@ -106,15 +150,23 @@ export class SqliteThread {
       await this.#send(worker, { op: 'close' }, Date.now() + 5_000, true);
     } finally {
       this.#worker = undefined;
+      this.#replies?.close();
+      this.#replies = undefined;
+      this.#posted = undefined;
       await worker.terminate();
     }
   }
 
   #start(): Worker {
-    const worker = startWorker();
+    const { port1, port2 } = new MessageChannel();
+    const posted = new Int32Array(new SharedArrayBuffer(4));
+    const worker = startWorker({ replies: port2, posted }, [port2]);
     this.#worker = worker;
+    this.#replies = port1;
+    this.#posted = posted;
     worker.unref();
-    worker.on('message', (reply: SqliteReply) => this.#onReply(reply));
+    port1.unref();
+    port1.on('message', (reply: SqliteReply) => this.#onReply(reply));
     worker.on('error', (error) => this.#onExit(worker, error));
     worker.on('exit', (code) => this.#onExit(worker, new Error(`exit code ${code}`)));
     // The port keeps order: the file is open before any request runs.
@@ -138,7 +190,10 @@ export class SqliteThread {
           }, deadline - Date.now())
         : undefined;
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
-      if (this.#pending.size === 1) worker.ref();
+      if (this.#pending.size === 1) {
+        worker.ref();
+        this.#replies?.ref();
+      }
       worker.postMessage({ ...call, id, deadline } satisfies SqliteRequest);
     });
   }
@@ -153,6 +208,9 @@ export class SqliteThread {
   #onExit(worker: Worker, cause: unknown): void {
     if (this.#worker !== worker) return;
     this.#worker = undefined;
+    this.#replies?.close();
+    this.#replies = undefined;
+    this.#posted = undefined;
     for (const id of [...this.#pending.keys()]) {
       this.#settled(id)?.reject(new StoreUnavailableError('the SQLite thread stopped', { cause }));
     }
@@ -163,18 +221,22 @@ export class SqliteThread {
     if (!pending) return undefined;
     this.#pending.delete(id);
     clearTimeout(pending.timer);
-    if (this.#pending.size === 0) this.#worker?.unref();
+    if (this.#pending.size === 0) {
+      this.#worker?.unref();
+      this.#replies?.unref();
+    }
     return pending;
   }
 }
 
-function startWorker(): Worker {
+function startWorker(workerData: SqliteWorkerData, transferList: MessagePort[]): Worker {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', here));
+  const options = { workerData, transferList };
+  if (!here.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', here), options);
   // Source run by tsx or vitest: Node cannot load .ts in a new thread by
   // itself, so the thread registers tsx's loader first.
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./sqlite-worker.ts', here).href;
   const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true });
+  return new Worker(boot, { ...options, eval: true });
 }

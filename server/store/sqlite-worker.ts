@@ -6,17 +6,22 @@
  * past it (behind a stalled disk) is refused unrun, so a thread that comes
  * back does not spend its time on answers nobody waits for.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { DeadlineError, SqliteFile } from './sqlite-file.ts';
-import type { SqliteReply, SqliteRequest } from './sqlite-thread.ts';
+import type { SqliteReply, SqliteRequest, SqliteWorkerData } from './sqlite-thread.ts';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-worker.ts runs in a worker thread');
 
 let file: SqliteFile | undefined;
 
+const { replies, posted } = workerData as SqliteWorkerData;
+
 port.on('message', (request: SqliteRequest) => {
-  port.postMessage(answer(request));
+  replies.postMessage(answer(request));
+  // For a main thread waiting on it (sqlite-thread.ts, `requestWaiting`).
+  Atomics.add(posted, 0, 1);
+  Atomics.notify(posted, 0);
 });
 
 function answer(request: SqliteRequest): SqliteReply {
