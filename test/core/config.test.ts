@@ -70,6 +70,10 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       sendRatePerSec: 5,
       sendBurst: 20,
+      storeTimeoutMs: 2_000,
+      healthWriteWindowMs: 30_000,
+      sqliteMaxMb: undefined,
+      sqliteWaitMs: 1,
     });
   });
 
@@ -87,6 +91,9 @@ describe('loadConfig', () => {
       SEND_RATE: '2',
       SEND_BURST: '10',
       LOG_LEVEL: 'debug',
+      HEALTH_WRITE_WINDOW_MS: '5000',
+      SQLITE_MAX_MB: '64',
+      SQLITE_WAIT_MS: '0',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -101,6 +108,9 @@ describe('loadConfig', () => {
       sendRatePerSec: 2,
       sendBurst: 10,
       logLevel: 'debug',
+      healthWriteWindowMs: 5_000,
+      sqliteMaxMb: 64,
+      sqliteWaitMs: 0,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -117,6 +127,9 @@ describe('loadConfig', () => {
       ['BODY_TIMEOUT_MS', '500'],
       ['HEADERS_TIMEOUT_MS', '0'],
       ['SEND_BURST', '0'],
+      ['HEALTH_WRITE_WINDOW_MS', '10'],
+      ['SQLITE_MAX_MB', '0'],
+      ['SQLITE_WAIT_MS', '51'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
