@@ -79,8 +79,27 @@ export interface Config {
   serveStatic: boolean;
   /** Folder of the built client. @default public */
   staticDir: string;
-  /** Milliseconds a store call may take before the send is answered 503. @default 2000 */
+  /**
+   * Milliseconds a store call may take before its request is answered 503
+   * (a send, a catch-up, `/history`, `/health`). SQLite's writer also waits
+   * for the file's write lock only this long. @default 2000
+   */
   storeTimeoutMs: number;
+  /**
+   * After a send's write fails (or outlasts `storeTimeoutMs`), `GET /health`
+   * answers 503 until a write succeeds, or until this long has passed with
+   * no new failure: a balancer that took the process out of service lets it
+   * try again. @default 30000
+   */
+  healthWriteWindowMs: number;
+  /** The SQLite file stops growing at this many MiB: sends then get 503, as on a full disk. @default unlimited */
+  sqliteMaxMb: number | undefined;
+  /**
+   * Milliseconds the event loop may wait for a SQLite write while writes are
+   * quick, to acknowledge it in the same turn; a slower write is not waited
+   * for, nor the writes after it until one is quick again. 0 never waits. @default 1
+   */
+  sqliteWaitMs: number;
   /** `error`, `warn`, `info` or `debug`. @default info */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** Serve Prometheus metrics (`GET /metrics`). @default true */
@@ -132,6 +151,9 @@ export const defaults: Config = Object.freeze({
   serveStatic: true,
   staticDir: 'public',
   storeTimeoutMs: 2_000,
+  healthWriteWindowMs: 30_000,
+  sqliteMaxMb: undefined,
+  sqliteWaitMs: 1,
   logLevel: 'info',
   metrics: true,
   metricsPort: undefined,
@@ -224,6 +246,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     serveStatic: bool('SERVE_STATIC', defaults.serveStatic),
     staticDir: read('STATIC_DIR') ?? defaults.staticDir,
     storeTimeoutMs: int('STORE_TIMEOUT_MS', defaults.storeTimeoutMs, 50, 60_000),
+    healthWriteWindowMs: int(
+      'HEALTH_WRITE_WINDOW_MS',
+      defaults.healthWriteWindowMs,
+      1_000,
+      86_400_000,
+    ),
+    sqliteMaxMb:
+      read('SQLITE_MAX_MB') === undefined ? undefined : int('SQLITE_MAX_MB', 0, 1, 16_000_000),
+    sqliteWaitMs: int('SQLITE_WAIT_MS', defaults.sqliteWaitMs, 0, 50),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
     metrics: bool('METRICS', defaults.metrics),
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 1, 65_535),

@@ -116,7 +116,7 @@ export function createMetrics(sources: MetricsSources): ChatMetrics {
 
   const storeUp = new Gauge({
     name: 'chat_store_up',
-    help: '1 while the message store answers, 0 while it does not.',
+    help: '1 while the message store answers and takes writes, 0 while it does not.',
     registers,
     aggregator: 'min',
   });

@@ -26,12 +26,17 @@ import {
 import { createOutageState, type OutageState } from './outage.ts';
 import { listenMetrics, type MetricsSource } from './serve.ts';
 import { createTelemetry, type Telemetry } from './telemetry.ts';
+import type { WriteHealth } from './write-health.ts';
 
 export interface ChatOps {
   readonly metrics: ChatMetrics;
   /** For the long-poll path: each poll's end and each delivery. */
   readonly telemetry: Telemetry;
-  /** The store's state; callers report each store call's outcome to it. */
+  /**
+   * The store's state; callers report each store call's outcome to it. It
+   * stays down while the store's writes fail (`OpsInput.writes`), however
+   * well it reads.
+   */
   readonly store: OutageState;
   /** The bus's state, from its Redis connections and heartbeat (always up without Redis). */
   readonly bus: OutageState;
@@ -48,19 +53,22 @@ export interface OpsInput extends MetricsSources {
   redis?: Redis | undefined;
   /** Whether Redis answers (connected, and the heartbeat within its deadline): the bus's state. */
   redisHealth?: RedisHealth | undefined;
+  /** The outcome of the store's writes: the store is down while they fail. */
+  writes?: WriteHealth | undefined;
 }
 
 export async function startOps(
   config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'trustProxy'>,
   input: OpsInput,
 ): Promise<ChatOps> {
-  const { log, redis, redisHealth } = input;
+  const { log, redis, redisHealth, writes } = input;
   const metrics = createMetrics(input);
   const store = createOutageState({
     name: 'store',
     log,
     errors: metrics.storeErrors,
     upGauge: metrics.storeUp,
+    downWhile: writes && (() => writes.failing),
   });
   // The Redis connections and their heartbeat log their own outages
   // (server/process/redis-connections.ts, server/bus/redis-health.ts): here

@@ -28,14 +28,29 @@ export interface OutageOptions {
   upGauge?: Gauge;
   /** @default true */
   initiallyUp?: boolean;
+  /**
+   * While this says true, a success does not bring the backend up (and
+   * takes it down): a store whose writes fail is down, however well it
+   * reads (server/metrics/write-health.ts). Without it, every good read
+   * after a failed send flipped the gauge back to 1.
+   */
+  downWhile?: () => boolean;
   now?: () => number;
 }
 
 export function createOutageState(options: OutageOptions): OutageState {
-  const { name, log, errors, upGauge, now = Date.now } = options;
+  const { name, log, errors, upGauge, downWhile, now = Date.now } = options;
   let up = options.initiallyUp ?? true;
   let since = now();
   upGauge?.set(up ? 1 : 0);
+
+  function down(error: unknown): void {
+    if (!up) return;
+    up = false;
+    since = now();
+    upGauge?.set(0);
+    log?.('warn', `${name} unavailable`, error, { backend: name, state: 'down' });
+  }
 
   return {
     get up() {
@@ -43,13 +58,13 @@ export function createOutageState(options: OutageOptions): OutageState {
     },
     failed(error) {
       errors?.inc();
-      if (!up) return;
-      up = false;
-      since = now();
-      upGauge?.set(0);
-      log?.('warn', `${name} unavailable`, error, { backend: name, state: 'down' });
+      down(error);
     },
     ok() {
+      if (downWhile?.()) {
+        down(new Error(`${name} writes fail`));
+        return;
+      }
       if (up) return;
       up = true;
       const downMs = now() - since;

@@ -35,6 +35,7 @@ import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { WriteHealth } from '../metrics/write-health.ts';
 import { createEdge } from '../net/edge.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
@@ -77,7 +78,11 @@ export async function startChat(
   parts: ChatParts = {},
 ): Promise<RunningChat> {
   const log = parts.log ?? createLog(config.logLevel);
-  const store = parts.store ?? (await openStore(config.databaseUrl));
+  const writes = new WriteHealth({
+    timeoutMs: config.storeTimeoutMs,
+    windowMs: config.healthWriteWindowMs,
+  });
+  const store = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
   await store.init();
   const backends =
     parts.bus && parts.presence
@@ -100,6 +105,7 @@ export async function startChat(
     maxWaiters: config.maxWaiters,
     redis: backends.redis,
     redisHealth: backends.redisHealth,
+    writes,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
   const addressOf = clientAddress(config.trustProxy);

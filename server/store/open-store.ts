@@ -6,17 +6,30 @@
  * The MySQL and MongoDB modules are imported only when chosen, so a chat on
  * SQLite never loads (or needs) their drivers.
  */
+import type { Config } from '../core/config.ts';
 import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
 
-export async function openStore(databaseUrl: string): Promise<MessageStore> {
+/** The settings a store takes from the chat's configuration (server/core/config.ts). */
+export type OpenStoreOptions = Partial<
+  Pick<Config, 'storeTimeoutMs' | 'sqliteMaxMb' | 'sqliteWaitMs'>
+>;
+
+export async function openStore(
+  databaseUrl: string,
+  options: OpenStoreOptions = {},
+): Promise<MessageStore> {
   const scheme = databaseUrl.slice(0, databaseUrl.indexOf(':'));
   switch (scheme) {
     case 'memory':
       return new MemoryStore();
     case 'sqlite':
-      return new SqliteStore(sqlitePath(databaseUrl));
+      return new SqliteStore(sqlitePath(databaseUrl), {
+        timeoutMs: options.storeTimeoutMs,
+        maxMb: options.sqliteMaxMb,
+        waitMs: options.sqliteWaitMs,
+      });
     case 'mysql': {
       const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');
       return new MysqlStore(createMysqlPool(databaseUrl));

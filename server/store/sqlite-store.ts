@@ -1,17 +1,36 @@
 /**
  * The SQLite store (better-sqlite3): the default, one file under `data/`.
  *
- * Ordering: every append runs in a `BEGIN IMMEDIATE` transaction, which takes
- * SQLite's single write lock before it reads the room's last id. Writers, in
- * this process or in other cluster workers, therefore allocate ids and commit
- * one at a time, so commit order is id order and a reader can never see id
- * n+1 before id n. better-sqlite3 is synchronous: a write blocks the event
- * loop for its few microseconds (plus the fsync), which is cheaper here than
- * a thread hop.
+ * better-sqlite3 is synchronous, and a statement that waits for the disk (a
+ * stalled fsync, another process holding the write lock) would stop the
+ * whole event loop: `/time`, the page and every poll with it. So the file is
+ * used only from worker threads (`sqlite-thread.ts`): one writer, and one
+ * reader that keeps serving catch-ups and history while the writer waits
+ * for the lock (WAL lets readers run beside a writer). `:memory:` has one
+ * thread for both, as a second connection would open another database.
+ *
+ * Appends that arrive while a transaction is in flight go together in the
+ * next one (as the MySQL appender does): one `BEGIN IMMEDIATE`, one fsync.
+ * Ordering and dense ids are the file's business (`sqlite-file.ts`).
+ *
+ * While writes are quick, the event loop waits for each one for at most
+ * `waitMs` (1 ms) and acknowledges it in the same turn, as the synchronous
+ * store did: a reply that comes on a later turn costs a closed-loop sender
+ * (bench T6) a whole turn of a busy loop per message. Once a write takes
+ * longer (a disk that fsyncs slowly, a lock held elsewhere, a frozen file
+ * system), nothing waits for the writes after it until one is quick again:
+ * a stuck disk costs the loop at most `waitMs`, once.
+ *
+ * Every call has a deadline, `timeoutMs` after it was made (the chat's
+ * `STORE_TIMEOUT_MS`). A read not answered by then fails as unavailable. A
+ * write waits for the lock only until its deadline and rolls back rather
+ * than commit after it, so a send answered 503 because the lock was held has
+ * stored nothing. Only a write already committing when time runs out (a
+ * disk stalled in fsync) can land after its 503; it is then published, and
+ * a retry with the same key gets it back (`created: false`).
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type { SqliteFileOptions } from './sqlite-file.ts';
+import { SqliteThread, SqliteWorkerError } from './sqlite-thread.ts';
 import {
   type AppendResult,
   type Message,
@@ -20,117 +39,92 @@ import {
   StoreUnavailableError,
 } from './store.ts';
 
-/** Schema versions, applied in order; `PRAGMA user_version` records the last one applied. */
-const migrations: string[] = [
-  `CREATE TABLE messages (
-     room     TEXT    NOT NULL,
-     id       INTEGER NOT NULL,
-     nickname TEXT    NOT NULL,
-     text     TEXT    NOT NULL,
-     time     TEXT    NOT NULL,
-     key      TEXT,
-     PRIMARY KEY (room, id)
-   ) WITHOUT ROWID;
-   CREATE UNIQUE INDEX messages_room_key ON messages (room, key) WHERE key IS NOT NULL;`,
-];
+/** Sends per transaction, at most. */
+const MAX_BATCH = 200;
 
-type Row = Message;
+export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous' | 'maxMb'> {
+  /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`). @default 2000 */
+  timeoutMs?: number;
+  /**
+   * How long the event loop may wait for a write while writes are quick, in
+   * milliseconds (`SQLITE_WAIT_MS`); 0 never waits. @default 1
+   */
+  waitMs?: number;
+}
 
-export interface SqliteStoreOptions {
-  /** `PRAGMA synchronous`: FULL (default) fsyncs every commit, so an acknowledged message survives a power cut. */
-  synchronous?: 'FULL' | 'NORMAL';
+interface Pending {
+  input: NewMessage;
+  deadline: number;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
 }
 
 export class SqliteStore implements MessageStore {
   readonly kind = 'sqlite';
-  readonly #db: Database.Database;
-  #append!: (input: NewMessage) => AppendResult;
-  #after!: Database.Statement<[string, number, number], Row>;
-  #before!: Database.Statement<[string, number, number], Row>;
-  #head!: Database.Statement<[string], { head: number | null }>;
+  readonly #writer: SqliteThread;
+  readonly #reader: SqliteThread;
+  readonly #timeoutMs: number;
+  readonly #waitMs: number;
+  /** How long the last write took; while it is over `#waitMs`, nothing waits for the next. */
+  #lastWriteMs = 0;
+  /** Appends waiting for the transaction in flight to finish. */
+  readonly #waiting: Pending[] = [];
+  #writing = false;
+  #closed = false;
   #dataVersion = -1;
 
-  /** `file` is a path, or `:memory:`. */
+  /** `file` is a path, or `:memory:`. Nothing is opened before `init()`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.#db = new Database(file);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-    // Other workers may hold the write lock for a moment: wait for it rather than fail.
-    this.#db.pragma('busy_timeout = 5000');
+    this.#timeoutMs = options.timeoutMs ?? 2_000;
+    this.#waitMs = options.waitMs ?? 1;
+    const synchronous = options.synchronous ?? 'FULL';
+    this.#writer = new SqliteThread(file, { synchronous, maxMb: options.maxMb });
+    this.#reader =
+      file === ':memory:' ? this.#writer : new SqliteThread(file, { synchronous, readOnly: true });
   }
 
   async init(): Promise<void> {
-    this.#unavailableOnError(() => this.#migrate());
-    const byKey = this.#db.prepare<[string, string], Row>(
-      'SELECT id, room, nickname, text, time FROM messages WHERE room = ? AND key = ?',
-    );
-    const lastId = this.#db.prepare<[string], { last: number }>(
-      'SELECT COALESCE(MAX(id), 0) AS last FROM messages WHERE room = ?',
-    );
-    const insert = this.#db.prepare<[string, number, string, string, string, string | null]>(
-      'INSERT INTO messages (room, id, nickname, text, time, key) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    const append = this.#db.transaction((input: NewMessage): AppendResult => {
-      if (input.key !== undefined) {
-        const seen = byKey.get(input.room, input.key);
-        if (seen) return { message: seen, created: false };
-      }
-      const id = (lastId.get(input.room)?.last ?? 0) + 1;
-      const time = new Date().toISOString();
-      insert.run(input.room, id, input.nickname, input.text, time, input.key ?? null);
-      return {
-        message: { id, room: input.room, nickname: input.nickname, text: input.text, time },
-        created: true,
-      };
+    // The writer migrates; the reader opens once the schema is there.
+    await this.#call(() => this.#writer.opened());
+    await this.#call(() => this.#reader.opened());
+  }
+
+  append(input: NewMessage): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(closedError());
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ input, deadline: this.#deadline(), resolve, reject });
+      // At once, as the MySQL appender does: the sends that come while it is
+      // in flight go in the next batch. (Waiting for the end of the turn to
+      // gather a first batch cost a turn of the loop on every send: bench T6
+      // fell well below the synchronous store.)
+      if (!this.#writing) void this.#drain();
     });
-    this.#append = (input) => append.immediate(input);
-    this.#after = this.#db.prepare(
-      'SELECT id, room, nickname, text, time FROM messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?',
-    );
-    this.#head = this.#db.prepare('SELECT MAX(id) AS head FROM messages WHERE room = ?');
-    this.#before = this.#db.prepare(
-      `SELECT * FROM (
-         SELECT id, room, nickname, text, time FROM messages
-         WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?
-       ) ORDER BY id`,
-    );
   }
 
-  async append(input: NewMessage): Promise<AppendResult> {
-    return this.#unavailableOnError(() => this.#append(input));
+  after(room: string, since: number, limit: number): Promise<Message[]> {
+    return this.#read({ op: 'after', room, since, limit });
   }
 
-  async after(room: string, since: number, limit: number): Promise<Message[]> {
-    return this.#unavailableOnError(() => this.#after.all(room, since, limit));
+  before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
+    return this.#read({ op: 'before', room, before, limit });
   }
 
-  async before(room: string, before: number | undefined, limit: number): Promise<Message[]> {
-    return this.#unavailableOnError(() =>
-      this.#before.all(room, before ?? Number.MAX_SAFE_INTEGER, limit),
-    );
-  }
-
-  async heads(rooms: readonly string[]): Promise<Map<string, number>> {
-    return this.#unavailableOnError(() => {
-      const heads = new Map<string, number>();
-      // One index seek per room on the (room, id) primary key.
-      for (const room of rooms) {
-        const head = this.#head.get(room)?.head;
-        if (head) heads.set(room, head);
-      }
-      return heads;
-    });
+  heads(rooms: readonly string[]): Promise<Map<string, number>> {
+    return this.#read({ op: 'heads', rooms });
   }
 
   /**
-   * `PRAGMA data_version` changes when another connection (another process on
-   * the same file) commits, and not for this connection's own writes, which
-   * reach the message log directly: an unchanged value means nothing to look for.
+   * Asks the writer's connection for `PRAGMA data_version`, which changes
+   * when another connection (another process on the same file) commits, and
+   * not for this store's own writes, which reach the message log directly:
+   * an unchanged value means nothing to look for. Any doubt (a busy or
+   * stuck writer) answers yes.
    */
-  othersWrote(): boolean {
+  async othersWrote(): Promise<boolean> {
     try {
-      const version = this.#db.pragma('data_version', { simple: true }) as number;
+      const version = await this.#call(() =>
+        this.#writer.request({ op: 'dataVersion' }, this.#deadline(), true),
+      );
       const changed = version !== this.#dataVersion;
       this.#dataVersion = version;
       return changed;
@@ -140,42 +134,101 @@ export class SqliteStore implements MessageStore {
   }
 
   async ping(): Promise<void> {
-    this.#unavailableOnError(() => this.#db.prepare('SELECT 1').get());
+    await this.#read({ op: 'ping' });
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    this.#closed = true;
+    // One thread for both on `:memory:`.
+    await Promise.all([...new Set([this.#writer, this.#reader])].map((thread) => thread.close()));
   }
 
-  #migrate(): void {
-    // IMMEDIATE takes the write lock first, so two processes starting at once
-    // apply each migration exactly once: the second waits, then sees the new version.
-    this.#db
-      .transaction(() => {
-        const version = this.#db.pragma('user_version', { simple: true }) as number;
-        for (const [index, sql] of migrations.entries()) {
-          if (index < version) continue;
-          this.#db.exec(sql);
-        }
-        this.#db.pragma(`user_version = ${migrations.length}`);
-      })
-      .immediate();
-  }
-
-  /** Busy or I/O errors mean the database cannot take the write now: a 503, not a 500. */
-  #unavailableOnError<T>(work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (
-        typeof code === 'string' &&
-        /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY)/.test(code)
-      ) {
-        throw new StoreUnavailableError(`SQLite cannot be used now: ${code}`, { cause: error });
+  /** Writes the waiting appends, a batch at a time, until none wait. */
+  async #drain(): Promise<void> {
+    this.#writing = true;
+    while (this.#waiting.length > 0) {
+      const now = Date.now();
+      const batch: Pending[] = [];
+      for (const pending of this.#waiting.splice(0, MAX_BATCH)) {
+        if (pending.deadline >= now) batch.push(pending);
+        else
+          pending.reject(new StoreUnavailableError('SQLite: the append waited past its deadline'));
       }
-      if (!this.#db.open) throw new StoreUnavailableError('SQLite is closed', { cause: error });
+      if (batch.length === 0) continue;
+      try {
+        settle(batch, await this.#write(batch));
+      } catch (error) {
+        if (batch.length === 1 || error instanceof StoreUnavailableError) {
+          for (const pending of batch) pending.reject(error);
+          continue;
+        }
+        // One bad send must not fail the others: write them one by one.
+        for (const pending of batch) {
+          await this.#write([pending]).then(
+            (results) => settle([pending], results),
+            pending.reject,
+          );
+        }
+      }
+    }
+    this.#writing = false;
+  }
+
+  #write(batch: Pending[]): Promise<AppendResult[]> {
+    // The batch's deadline is its earliest: no send in it waits past its own.
+    const deadline = Math.min(...batch.map((pending) => pending.deadline));
+    const inputs = batch.map((pending) => pending.input);
+    const call = { op: 'append', inputs } as const;
+    const started = performance.now();
+    const wait = this.#lastWriteMs <= this.#waitMs ? this.#waitMs : 0;
+    const written = this.#call(() =>
+      wait > 0
+        ? this.#writer.requestWaiting(call, deadline, wait)
+        : this.#writer.request(call, deadline),
+    );
+    const took = () => {
+      this.#lastWriteMs = performance.now() - started;
+    };
+    written.then(took, took);
+    return written;
+  }
+
+  #read<C extends Parameters<SqliteThread['request']>[0]>(call: C) {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#call(() => this.#reader.request(call, this.#deadline(), true));
+  }
+
+  #deadline(): number {
+    return Date.now() + this.#timeoutMs;
+  }
+
+  /** Busy, I/O, full-disk and deadline errors mean SQLite cannot be used now: a 503, not a 500. */
+  async #call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof SqliteWorkerError && isUnavailable(error.code)) {
+        throw new StoreUnavailableError(`SQLite cannot be used now: ${error.code}`, {
+          cause: error,
+        });
+      }
+      if (this.#closed && !(error instanceof StoreUnavailableError)) throw closedError(error);
       throw error;
     }
   }
+}
+
+function isUnavailable(code: string | undefined): boolean {
+  return (
+    code !== undefined &&
+    (code === 'CHAT_DEADLINE' || /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY)/.test(code))
+  );
+}
+
+function closedError(cause?: unknown): StoreUnavailableError {
+  return new StoreUnavailableError('SQLite is closed', { cause });
+}
+
+function settle(batch: Pending[], results: AppendResult[]): void {
+  for (const [i, pending] of batch.entries()) pending.resolve(results[i]!);
 }

@@ -66,8 +66,9 @@ export interface MessageStore {
   /**
    * Whether another connection may have written since the last call: a cheap
    * check before `heads` (SQLite's `PRAGMA data_version`). Absent: assume yes.
+   * Asynchronous like every call here: no store makes the event loop wait.
    */
-  othersWrote?(): boolean;
+  othersWrote?(): Promise<boolean>;
   /** The latest `limit` messages of `room` with id < `before` (all when undefined), oldest first. */
   before(room: string, before: number | undefined, limit: number): Promise<Message[]>;
   /** Resolves when the database answers; throws `StoreUnavailableError` when it does not. */

@@ -81,6 +81,10 @@ describe('loadConfig', () => {
       presenceChangeMs: 15_000,
       metricsHost: undefined,
       allowedHosts: [],
+      storeTimeoutMs: 2_000,
+      healthWriteWindowMs: 30_000,
+      sqliteMaxMb: undefined,
+      sqliteWaitMs: 1,
     });
   });
 
@@ -99,6 +103,9 @@ describe('loadConfig', () => {
       SEND_BURST: '10',
       LOG_LEVEL: 'debug',
       REDIS_TIMEOUT_MS: '2000',
+      HEALTH_WRITE_WINDOW_MS: '5000',
+      SQLITE_MAX_MB: '64',
+      SQLITE_WAIT_MS: '0',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -114,6 +121,9 @@ describe('loadConfig', () => {
       sendBurst: 10,
       logLevel: 'debug',
       redisTimeoutMs: 2_000,
+      healthWriteWindowMs: 5_000,
+      sqliteMaxMb: 64,
+      sqliteWaitMs: 0,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -133,6 +143,9 @@ describe('loadConfig', () => {
       ['PORT', 'abc'],
       ['PORT', 'chat.sock'],
       ['REDIS_TIMEOUT_MS', '0'],
+      ['HEALTH_WRITE_WINDOW_MS', '10'],
+      ['SQLITE_MAX_MB', '0'],
+      ['SQLITE_WAIT_MS', '51'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {

@@ -48,7 +48,10 @@ describe('when the store goes down and comes back', () => {
     ]);
     expect(failed.map((res) => res.status)).toEqual([503, 503, 503, 503, 503, 503, 503]);
     store.down = false;
+    // A good read does not end it: a send failed, and only a stored send shows writes work again.
     expect((await chat.get('/history')).status).toBe(200);
+    expect(captured.lines.filter((line) => line.state === 'up')).toEqual([]);
+    expect((await chat.post('/send', { text: 'after' })).status).toBe(200);
     await captured.next((line) => line.state === 'up', 'the end of the outage');
 
     const outage = captured.lines.filter((line) => line.backend === 'store');
@@ -87,5 +90,24 @@ describe('when the store goes down and comes back', () => {
     store.down = false;
     await chat.get('/health');
     expect(await metric('chat_store_up')).toBe(1);
+  });
+
+  it('keeps the store down while its writes fail, however well it reads (no flapping)', async () => {
+    const store = new SwitchableStore();
+    chat = await startTestChat({}, { store });
+    const metric = async (name: string) => {
+      const text = await (await chat!.get('/metrics')).text();
+      return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
+    store.down = true;
+    expect((await chat.post('/send', { text: 'lost?' })).status).toBe(503);
+    store.down = false;
+    // On the old code each good read flipped chat_store_up back to 1 and /health said 200.
+    expect((await chat.get('/history')).status).toBe(200);
+    expect(await metric('chat_store_up')).toBe(0);
+    expect((await chat.get('/health')).status).toBe(503);
+    expect((await chat.post('/send', { text: 'stored' })).status).toBe(200);
+    expect(await metric('chat_store_up')).toBe(1);
+    expect((await chat.get('/health')).status).toBe(200);
   });
 });

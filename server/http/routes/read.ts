@@ -24,20 +24,28 @@ export function historyRoute(chat: ChatContext, store?: OutageState) {
 /**
  * Whether this process can serve, for load balancers and health checks:
  * `200 {"status":"ok"}`, or `503 {"status":"unavailable"}` with `Retry-After`
- * when the store does not answer. With the store up and the bus down (Redis
- * gone or silent), `200 {"status":"degraded"}`: the process still serves
- * everything, delivering through the store, so a load balancer keeps it (every
- * server shares the one Redis: taking them out would take the chat down).
- * Nothing more: the public does not need the pid, the backends or the
- * driver's error text. Those go to the log (each outage, once per change) and
- * to the metrics (`chat_store_up`, `chat_bus_up`, `chat_info`).
+ * when the store does not answer, or when the sends' latest writes failed
+ * (a full disk, a write lock held elsewhere: the store then reads well and
+ * stores nothing). Writes are judged from the sends' own outcomes
+ * (server/metrics/write-health.ts): a probe writes nothing. With the store
+ * up and the bus down (Redis gone or silent), `200 {"status":"degraded"}`:
+ * the process still serves everything, delivering through the store, so a
+ * load balancer keeps it (every server shares the one Redis: taking them out
+ * would take the chat down). Nothing more: the public does not need the pid,
+ * the backends or the driver's error text. Those go to the log (each outage,
+ * once per change) and to the metrics (`chat_store_up`, `chat_bus_up`,
+ * `chat_info`).
  */
 export function healthRoute(chat: ChatContext, store?: OutageState, bus?: OutageState) {
   return async function health(_req: Request, res: Response): Promise<void> {
     res.set('Cache-Control', 'no-store');
     try {
       await withTimeout(chat.store.ping(), chat.config.storeTimeoutMs, 'Pinging the store');
-      store?.ok();
+      store?.ok(); // Stays down while the writes fail.
+      if (store && !store.up) {
+        res.status(503).set('Retry-After', '5').json({ status: 'unavailable' });
+        return;
+      }
       res.json({ status: bus?.up === false ? 'degraded' : 'ok' });
     } catch (error) {
       store?.failed(error);

@@ -1,0 +1,196 @@
+/**
+ * The SQLite file itself, as the store's worker thread sees it: one
+ * better-sqlite3 connection and its prepared statements, all synchronous.
+ * Only `sqlite-worker.ts` runs this code, so a slow or locked disk stops that
+ * thread and never the event loop (`sqlite-store.ts` holds the other end).
+ *
+ * Ordering: a batch of appends runs in one `BEGIN IMMEDIATE` transaction,
+ * which takes SQLite's single write lock before it reads any room's last id.
+ * Writers, in this process or in other cluster workers, therefore allocate
+ * ids and commit one transaction at a time, so commit order is id order and
+ * a reader can never see id n+1 before id n. A batch that does not commit
+ * rolls back whole, so ids stay dense.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { AppendResult, Message, NewMessage } from './store.ts';
+
+/** Schema versions, applied in order; `PRAGMA user_version` records the last one applied. */
+const migrations: string[] = [
+  `CREATE TABLE messages (
+     room     TEXT    NOT NULL,
+     id       INTEGER NOT NULL,
+     nickname TEXT    NOT NULL,
+     text     TEXT    NOT NULL,
+     time     TEXT    NOT NULL,
+     key      TEXT,
+     PRIMARY KEY (room, id)
+   ) WITHOUT ROWID;
+   CREATE UNIQUE INDEX messages_room_key ON messages (room, key) WHERE key IS NOT NULL;`,
+];
+
+/** How long opening and migrating may wait for another process's write lock. */
+const OPEN_BUSY_MS = 5_000;
+
+export interface SqliteFileOptions {
+  /** `PRAGMA synchronous`: FULL (default) fsyncs every commit, so an acknowledged message survives a power cut. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * A reader only reads: it neither sets the journal mode nor migrates, so
+   * it never waits for the write lock. Open it once a writer has run.
+   */
+  readOnly?: boolean;
+  /**
+   * The file stops growing at this many MiB (`PRAGMA max_page_count`, for
+   * this connection's writes): past it an append fails with `SQLITE_FULL`,
+   * as on a full disk, until rows are deleted. Unlimited when absent.
+   */
+  maxMb?: number | undefined;
+}
+
+/** Thrown when a request's deadline passed before its work could finish: nothing was written. */
+export class DeadlineError extends Error {
+  readonly code = 'CHAT_DEADLINE';
+}
+
+type Row = Message;
+
+export class SqliteFile {
+  readonly #db: Database.Database;
+  readonly #byKey: Database.Statement<[string, string], Row>;
+  readonly #lastId: Database.Statement<[string], { last: number }>;
+  readonly #insert: Database.Statement<[string, number, string, string, string, string | null]>;
+  readonly #after: Database.Statement<[string, number, number], Row>;
+  readonly #before: Database.Statement<[string, number, number], Row>;
+  readonly #head: Database.Statement<[string], { head: number | null }>;
+  readonly #append: Database.Transaction<
+    (inputs: NewMessage[], deadline: number) => AppendResult[]
+  >;
+  #busyMs = -1;
+
+  /** Opens `file` (a path or `:memory:`) and, unless `readOnly`, migrates its schema. */
+  constructor(file: string, options: SqliteFileOptions = {}) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.#db = new Database(file);
+    this.#setBusy(OPEN_BUSY_MS);
+    if (!options.readOnly) {
+      this.#db.pragma('journal_mode = WAL');
+      this.#db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+      this.#migrate();
+      if (options.maxMb !== undefined) {
+        const pageSize = this.#db.pragma('page_size', { simple: true }) as number;
+        const pages = Math.floor((options.maxMb * 2 ** 20) / pageSize);
+        this.#db.pragma(`max_page_count = ${pages}`);
+      }
+    }
+    const columns = 'id, room, nickname, text, time';
+    this.#byKey = this.#db.prepare(`SELECT ${columns} FROM messages WHERE room = ? AND key = ?`);
+    this.#lastId = this.#db.prepare(
+      'SELECT COALESCE(MAX(id), 0) AS last FROM messages WHERE room = ?',
+    );
+    this.#insert = this.#db.prepare(
+      'INSERT INTO messages (room, id, nickname, text, time, key) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.#after = this.#db.prepare(
+      `SELECT ${columns} FROM messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?`,
+    );
+    this.#before = this.#db.prepare(
+      `SELECT * FROM (
+         SELECT ${columns} FROM messages WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?
+       ) ORDER BY id`,
+    );
+    this.#head = this.#db.prepare('SELECT MAX(id) AS head FROM messages WHERE room = ?');
+    this.#append = this.#db.transaction((inputs, deadline) => this.#appendIn(inputs, deadline));
+  }
+
+  /**
+   * Stores `inputs` in one transaction, results in the same order. The
+   * transaction waits for the write lock only until `deadline` (a
+   * `Date.now()` time), and rolls back rather than commit once it has
+   * passed: a send answered 503 for its timeout has not been stored by a
+   * transaction that was still waiting.
+   */
+  append(inputs: NewMessage[], deadline: number): AppendResult[] {
+    this.#setBusy(Math.max(1, deadline - Date.now()));
+    return this.#append.immediate(inputs, deadline);
+  }
+
+  after(room: string, since: number, limit: number): Message[] {
+    return this.#after.all(room, since, limit);
+  }
+
+  before(room: string, before: number | undefined, limit: number): Message[] {
+    return this.#before.all(room, before ?? Number.MAX_SAFE_INTEGER, limit);
+  }
+
+  heads(rooms: readonly string[]): Map<string, number> {
+    const heads = new Map<string, number>();
+    // One index seek per room on the (room, id) primary key.
+    for (const room of rooms) {
+      const head = this.#head.get(room)?.head;
+      if (head) heads.set(room, head);
+    }
+    return heads;
+  }
+
+  /**
+   * `PRAGMA data_version`: it changes when another connection commits, and
+   * not for this connection's own commits.
+   */
+  dataVersion(): number {
+    return this.#db.pragma('data_version', { simple: true }) as number;
+  }
+
+  ping(): void {
+    this.#db.prepare('SELECT 1').get();
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+
+  #appendIn(inputs: NewMessage[], deadline: number): AppendResult[] {
+    const time = new Date().toISOString();
+    const last = new Map<string, number>();
+    /** Keys stored by this batch, `room\0key`: a key repeated within the batch gets the first message. */
+    const stored = new Map<string, Message>();
+    const results = inputs.map((input): AppendResult => {
+      const keyed = input.key === undefined ? undefined : `${input.room}\0${input.key}`;
+      if (keyed !== undefined) {
+        const seen = stored.get(keyed) ?? this.#byKey.get(input.room, input.key!);
+        if (seen) return { message: seen, created: false };
+      }
+      const id = (last.get(input.room) ?? this.#lastId.get(input.room)?.last ?? 0) + 1;
+      this.#insert.run(input.room, id, input.nickname, input.text, time, input.key ?? null);
+      last.set(input.room, id);
+      const message = { id, room: input.room, nickname: input.nickname, text: input.text, time };
+      if (keyed !== undefined) stored.set(keyed, message);
+      return { message, created: true };
+    });
+    // Throwing rolls the transaction back: past the deadline nothing commits.
+    if (Date.now() > deadline) throw new DeadlineError('the write missed its deadline');
+    return results;
+  }
+
+  #setBusy(ms: number): void {
+    if (ms === this.#busyMs) return;
+    this.#db.pragma(`busy_timeout = ${ms}`);
+    this.#busyMs = ms;
+  }
+
+  #migrate(): void {
+    // IMMEDIATE takes the write lock first, so two processes starting at once
+    // apply each migration exactly once: the second waits, then sees the new version.
+    this.#db
+      .transaction(() => {
+        const version = this.#db.pragma('user_version', { simple: true }) as number;
+        for (const [index, sql] of migrations.entries()) {
+          if (index < version) continue;
+          this.#db.exec(sql);
+        }
+        this.#db.pragma(`user_version = ${migrations.length}`);
+      })
+      .immediate();
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The main thread's end of one SQLite worker thread (`sqlite-worker.ts`):
+ * requests out, replies back, matched by id.
+ *
+ * The thread is started on first use and again after it dies (its pending
+ * requests then fail as unavailable). It keeps the process alive only while
+ * a request waits for it. Under tsx (development, tests) the worker loads
+ * the TypeScript source through tsx's loader; the build (`dist/`) runs the
+ * emitted JavaScript.
+ *
+ * Replies come on a port of their own, and the worker bumps a shared
+ * counter after each one, so a caller may wait for a reply for a bounded
+ * moment (`Atomics.wait`, at most `waitMs`) and take it in the same turn of
+ * the event loop (`receiveMessageOnPort`). An answer that takes longer
+ * arrives as an event, like every other.
+ */
+import {
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+} from 'node:worker_threads';
+import type { SqliteFileOptions } from './sqlite-file.ts';
+import {
+  type AppendResult,
+  type Message,
+  type NewMessage,
+  StoreUnavailableError,
+} from './store.ts';
+
+/** What the main thread asks a worker, by operation. */
+export type SqliteCall =
+  | { op: 'open'; file: string; options: SqliteFileOptions }
+  | { op: 'close' }
+  | { op: 'append'; inputs: NewMessage[] }
+  | { op: 'after'; room: string; since: number; limit: number }
+  | { op: 'before'; room: string; before: number | undefined; limit: number }
+  | { op: 'heads'; rooms: readonly string[] }
+  | { op: 'dataVersion' }
+  | { op: 'ping' };
+
+/** What each operation answers. */
+export interface SqliteResults {
+  open: undefined;
+  close: undefined;
+  append: AppendResult[];
+  after: Message[];
+  before: Message[];
+  heads: Map<string, number>;
+  dataVersion: number;
+  ping: undefined;
+}
+
+/** What the worker is handed when it starts. */
+export interface SqliteWorkerData {
+  /** Where the replies go. */
+  replies: MessagePort;
+  /** Bumped (and notified) after each reply. */
+  posted: Int32Array;
+}
+
+/** A call on the wire: its id, and the `Date.now()` time after which the worker refuses it unrun. */
+export type SqliteRequest = SqliteCall & { id: number; deadline: number };
+
+export type SqliteReply =
+  | { id: number; value: unknown; error?: undefined }
+  | { id: number; error: { name: string; message: string; code: string | undefined } };
+
+/** An error thrown in the worker, rebuilt on this side with its SQLite code. */
+export class SqliteWorkerError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'SqliteWorkerError';
+  }
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class SqliteThread {
+  readonly #open: Extract<SqliteCall, { op: 'open' }>;
+  readonly #pending = new Map<number, Pending>();
+  #worker: Worker | undefined;
+  #replies: MessagePort | undefined;
+  #posted: Int32Array | undefined;
+  #opening: Promise<void> | undefined;
+  #closed = false;
+  #nextId = 0;
+
+  constructor(file: string, options: SqliteFileOptions) {
+    this.#open = { op: 'open', file, options };
+  }
+
+  /**
+   * Runs `call` in the worker. The worker refuses it unrun once `deadline`
+   * has passed; with `settleBy`, this side also gives up at the deadline,
+   * even when the worker is stuck and cannot answer at all.
+   */
+  request<C extends SqliteCall>(
+    call: C,
+    deadline: number,
+    settleBy = false,
+  ): Promise<SqliteResults[C['op']]> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
+    return this.#send(this.#worker ?? this.#start(), call, deadline, settleBy);
+  }
+
+  /**
+   * As `request`, then blocks this thread for at most `waitMs` for a reply,
+   * and takes the replies that came meanwhile now rather than on a later
+   * turn. The caller bounds what that may cost the event loop.
+   */
+  requestWaiting<C extends SqliteCall>(
+    call: C,
+    deadline: number,
+    waitMs: number,
+  ): Promise<SqliteResults[C['op']]> {
+    const posted = this.#posted;
+    const seen = posted ? Atomics.load(posted, 0) : 0;
+    const reply = this.request(call, deadline);
+    if (posted && this.#posted === posted && waitMs > 0) {
+      Atomics.wait(posted, 0, seen, waitMs);
+      for (let next = receiveMessageOnPort(this.#replies!); next; ) {
+        this.#onReply(next.message as SqliteReply);
+        next = receiveMessageOnPort(this.#replies!);
+      }
+    }
+    return reply;
+  }
+
+  /** Starts the thread if it is not running; resolves once the file is open, or throws why not. */
+  opened(): Promise<void> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
+    if (!this.#worker) this.#start();
+    return this.#opening!;
+  }
+
+  /** Closes the file, then ends the thread; later requests fail as unavailable. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#closed = true;
+    if (!worker) return;
+    try {
+      await this.#send(worker, { op: 'close' }, Date.now() + 5_000, true);
+    } finally {
+      this.#worker = undefined;
+      this.#replies?.close();
+      this.#replies = undefined;
+      this.#posted = undefined;
+      await worker.terminate();
+    }
+  }
+
+  #start(): Worker {
+    const { port1, port2 } = new MessageChannel();
+    const posted = new Int32Array(new SharedArrayBuffer(4));
+    const worker = startWorker({ replies: port2, posted }, [port2]);
+    this.#worker = worker;
+    this.#replies = port1;
+    this.#posted = posted;
+    worker.unref();
+    port1.unref();
+    port1.on('message', (reply: SqliteReply) => this.#onReply(reply));
+    worker.on('error', (error) => this.#onExit(worker, error));
+    worker.on('exit', (code) => this.#onExit(worker, new Error(`exit code ${code}`)));
+    // The port keeps order: the file is open before any request runs.
+    this.#opening = this.#send(worker, this.#open, 0);
+    this.#opening.catch(() => {}); // Requests after a failed open fail on their own.
+    return worker;
+  }
+
+  #send<C extends SqliteCall>(
+    worker: Worker,
+    call: C,
+    deadline: number,
+    settleBy = false,
+  ): Promise<SqliteResults[C['op']]> {
+    const id = ++this.#nextId;
+    return new Promise((resolve, reject) => {
+      const timer = settleBy
+        ? setTimeout(() => {
+            this.#settled(id);
+            reject(new StoreUnavailableError(`SQLite did not answer ${call.op} in time`));
+          }, deadline - Date.now())
+        : undefined;
+      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      if (this.#pending.size === 1) {
+        worker.ref();
+        this.#replies?.ref();
+      }
+      worker.postMessage({ ...call, id, deadline } satisfies SqliteRequest);
+    });
+  }
+
+  #onReply(reply: SqliteReply): void {
+    const pending = this.#settled(reply.id);
+    if (!pending) return; // Given up on at its deadline.
+    if (reply.error) pending.reject(new SqliteWorkerError(reply.error.message, reply.error.code));
+    else pending.resolve(reply.value);
+  }
+
+  #onExit(worker: Worker, cause: unknown): void {
+    if (this.#worker !== worker) return;
+    this.#worker = undefined;
+    this.#replies?.close();
+    this.#replies = undefined;
+    this.#posted = undefined;
+    for (const id of [...this.#pending.keys()]) {
+      this.#settled(id)?.reject(new StoreUnavailableError('the SQLite thread stopped', { cause }));
+    }
+  }
+
+  #settled(id: number): Pending | undefined {
+    const pending = this.#pending.get(id);
+    if (!pending) return undefined;
+    this.#pending.delete(id);
+    clearTimeout(pending.timer);
+    if (this.#pending.size === 0) {
+      this.#worker?.unref();
+      this.#replies?.unref();
+    }
+    return pending;
+  }
+}
+
+function startWorker(workerData: SqliteWorkerData, transferList: MessagePort[]): Worker {
+  const here = import.meta.url;
+  const options = { workerData, transferList };
+  if (!here.endsWith('.ts')) return new Worker(new URL('./sqlite-worker.js', here), options);
+  // Source run by tsx or vitest: Node cannot load .ts in a new thread by
+  // itself, so the thread registers tsx's loader first.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./sqlite-worker.ts', here).href;
+  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(boot, { ...options, eval: true });
+}
