@@ -43,6 +43,9 @@ export interface WaitersOptions<R extends Reply> {
   presenceNotifyMs: number;
 }
 
+/** How long a client whose poll closed stays counted, waiting for its next poll (`#leaveSoon`). */
+export const LEAVE_DELAY_MS = 1_000;
+
 /** Rooms with more waiters than this hear of online changes with their next answer only. */
 const PRESENCE_NOTIFY_MAX_WAITERS = 1_000;
 
@@ -90,10 +93,7 @@ export class Waiters<R extends Reply> {
     this.#addresses = new AddressCount(options.maxPerAddress, options.addressOf);
     const gone = (waiter: Waiter<R>): void => {
       this.#remove(waiter);
-      // A browser's tabs share its client id: it leaves only with its last poll here.
-      if (waiter.client !== undefined && !stillPolls(waiter.room, waiter.client)) {
-        options.presence.leave(waiter.room.name, waiter.client);
-      }
+      if (waiter.client !== undefined) this.#leaveSoon(waiter.room.name, waiter.client);
       this.#ended(waiter, 'gone', 0);
     };
     this.#onClose = function (this: Tracked<R>): void {
@@ -109,6 +109,24 @@ export class Waiters<R extends Reply> {
       );
       this.#presenceTimer.unref();
     }
+  }
+
+  /**
+   * A client whose poll closed leaves the room `LEAVE_DELAY_MS` later, unless
+   * a poll of its waits by then. A browser's tabs share its client id, and
+   * when the tab that polls closes, the next one's poll may arrive after
+   * that close (or still be reading its catch-up): leaving at once would
+   * show everyone else the browser gone and back (docs/design.md, "The hub").
+   */
+  #leaveSoon(room: string, client: string): void {
+    const { clock, presence } = this.#options;
+    const timer = clock.setTimeout(() => {
+      if (this.#closed) return;
+      const waiting = this.#rooms.get(room);
+      if (waiting && stillPolls(waiting, client)) return;
+      presence.leave(room, client);
+    }, LEAVE_DELAY_MS);
+    timer.unref?.();
   }
 
   /** Waiting polls in this process. */

@@ -3,6 +3,7 @@
  * clock is vitest's fake timers, so a 25 s poll timeout takes no time.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
@@ -148,7 +149,7 @@ describe('Hub.poll', () => {
   });
 
   describe('when the client goes away while its poll waits', () => {
-    it('frees the waiter at once, and the client leaves the room', async () => {
+    it('frees the waiter at once, and the client leaves the room a moment later', async () => {
       const { hub, presence, ended } = createTestHub();
       await hub.poll('main', 0, 'client-one', new TestReply());
       const reply = new TestReply();
@@ -156,9 +157,24 @@ describe('Hub.poll', () => {
       expect(hub.waiting).toBe(1);
       reply.hangUp();
       expect(hub.waiting).toBe(0);
-      expect(presence.count('main')).toBe(0);
       expect(ended.at(-1)).toEqual({ room: 'main', outcome: 'gone', status: 0, ms: 0 });
       expect(reply.listenerCount('close')).toBe(0);
+      expect(presence.count('main')).toBe(1);
+      vi.advanceTimersByTime(LEAVE_DELAY_MS);
+      expect(presence.count('main')).toBe(0);
+    });
+
+    it('keeps the client counted when its next poll comes within the delay (another tab took over)', async () => {
+      const { hub, presence } = createTestHub();
+      await hub.poll('main', 0, 'browser', new TestReply());
+      await hub.poll('main', 0, 'watcher', new TestReply());
+      const old = new TestReply();
+      await hub.poll('main', 0, 'browser', old);
+      old.hangUp();
+      vi.advanceTimersByTime(LEAVE_DELAY_MS / 2);
+      await hub.poll('main', 0, 'browser', new TestReply());
+      vi.advanceTimersByTime(LEAVE_DELAY_MS);
+      expect(presence.count('main')).toBe(2);
     });
   });
 
