@@ -7,9 +7,15 @@
  * where it shines, in the DOM code (`view.ts`).
  */
 
-import type { HistoryAnswer, Message, RecvAnswer, SendAnswer } from '../protocol/protocol.ts';
+import type {
+  HistoryAnswer,
+  Message,
+  RecvAnswer,
+  SendAnswer,
+  TypingFields,
+} from '../protocol/protocol.ts';
 
-export type { Message, RecvAnswer };
+export type { Message, RecvAnswer, TypingFields };
 
 export interface NewMessage {
   text: string;
@@ -44,14 +50,19 @@ export class ApiError extends Error {
 /** Longest a poll may take before we assume the connection died silently (sleep, NAT drop). */
 const POLL_WATCHDOG_MS = 60_000;
 
+/**
+ * One long poll. `extra` adds to the query (e.g. `people` and `nickname`,
+ * people.ts); it never replaces `room`, `since` or `client`.
+ */
 export function recv(
   room: string,
   since: number,
   client: string,
   signal?: AbortSignal,
+  extra: Record<string, string> = {},
 ): Promise<RecvAnswer> {
   const watchdog = AbortSignal.timeout(POLL_WATCHDOG_MS);
-  const query = new URLSearchParams({ room, since: String(since), client });
+  const query = new URLSearchParams({ ...extra, room, since: String(since), client });
   return call<RecvAnswer>(`/recv?${query}`, {
     signal: signal ? AbortSignal.any([signal, watchdog]) : watchdog,
   });
@@ -73,6 +84,24 @@ export async function send(message: NewMessage): Promise<Message> {
     body: JSON.stringify(message),
   });
   return answer.message;
+}
+
+/**
+ * Tells the room this browser's person is typing (typing.ts says how often).
+ * Never throws: typing is a hint, and a server without the route (404), a
+ * refusal (429) or no network at all only means nobody sees it.
+ */
+export async function typing(fields: TypingFields): Promise<'ok' | 'unknown' | 'failed'> {
+  try {
+    await call<{ status: 'ok' }>('/typing', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(fields),
+    });
+    return 'ok';
+  } catch (error) {
+    return error instanceof ApiError && error.status === 404 ? 'unknown' : 'failed';
+  }
 }
 
 /** A quick request that answers at once: is the server there? */

@@ -1,18 +1,24 @@
 /**
- * The page's wiring: read the room from the URL, show the latest messages,
- * start the long-poll loop (`poll.ts`) and the sender (`sender.ts`), and
- * connect them to the DOM (`view.ts`).
+ * The page's wiring: read the room from the URL (refused in words when the
+ * server would refuse it: `words.ts`), show the latest messages, start the
+ * long-poll loop (`poll.ts`) and the sender (`sender.ts`), and connect them
+ * to the DOM (`view.ts`). Who is here and who is typing (`people.ts`,
+ * `typing.ts`) hang on the loop's `query` and `onAnswer` hooks, in one block
+ * below.
  */
 import $ from 'jquery/slim';
-import { ApiError, history, type Message } from './api.ts';
+import { ApiError, history, type Message, type RecvAnswer, typing } from './api.ts';
 import { backoffDelay, sleep } from './backoff.ts';
 import { draftState, refusal } from './draft.ts';
 import { randomId } from './ids.ts';
 import { OwnMessages } from './own-messages.ts';
-import { Poller } from './poll.ts';
+import { PeopleList, pollNickname } from './people.ts';
+import { type ConnectionStatus, Poller } from './poll.ts';
 import { Sender } from './sender.ts';
 import { loadItem, saveItem } from './storage.ts';
+import { TypingIndicator, TypingNotifier } from './typing.ts';
 import { ChatView } from './view.ts';
+import { errorInWords, roomRefusal } from './words.ts';
 
 /** Messages per `/history` page: the latest page on open, then older ones on scroll. */
 const PAGE = 50;
@@ -47,7 +53,7 @@ const sender = new Sender({
   },
   onRefused(pending, error) {
     view.removePending(pending.key);
-    view.showSendError(error.message);
+    view.showSendError(errorInWords(error));
     // Hand the text back, so nothing typed is lost.
     const current = String($message.val());
     $message.val(current.trim() === '' ? pending.text : `${pending.text}\n${current}`);
@@ -69,6 +75,7 @@ function clearSolvedRefusal(): void {
 $message.on('input', () => {
   showDraft();
   clearSolvedRefusal();
+  whoIsHere.onTyped();
 });
 $nickname.on('input', clearSolvedRefusal);
 
@@ -82,6 +89,7 @@ $('#composer').on('submit', (event) => {
   if (problem !== undefined) return;
   saveItem(NICKNAME_KEY, nickname);
   view.addPending(sender.enqueue(text, nickname));
+  whoIsHere.onSent();
   $message.val('').trigger('focus');
   showDraft();
 });
@@ -163,17 +171,75 @@ async function reloadRoom(head: number): Promise<number | undefined> {
   return Math.max(head, showLatest(latest));
 }
 
+// ── Who is here and who is typing (issue 21) ─────────────────────────────
+// The page side of `people` and `typing` in the /recv answer (protocol.ts).
+// It reaches the poll loop only through the Poller's `query` and `onAnswer`
+// hooks (and the status and messages it reports), so it works the same
+// whether this tab polls or another tab polls and hands answers on; and on
+// a server without these fields it stays hidden and sends nothing.
+const whoIsHere = (() => {
+  const people = new PeopleList();
+  const typists = new TypingIndicator({
+    ownClient: () => client,
+    render: (text) => view.showTyping(text),
+  });
+  const notifier = new TypingNotifier({
+    async send() {
+      const nickname = pollNickname(String($nickname.val()));
+      if ((await typing({ room, client, nickname })) === 'unknown') notifier.disable();
+    },
+  });
+  return {
+    /** Added to each poll: the list's version and the person's nickname. */
+    query: () => people.query(String($nickname.val())),
+    onAnswer(answer: RecvAnswer): void {
+      if (answer.people || answer.typing || answer.typingOnly) notifier.enable();
+      const news = people.take(answer);
+      if (news) view.showPeople(news);
+      typists.take(answer);
+    },
+    onMessages(messages: readonly Message[]): void {
+      for (const message of messages) typists.messageFrom(message.nickname);
+    },
+    /** Lost the server: what was known of who is here and who types may be wrong now. */
+    onStatus(status: ConnectionStatus): void {
+      if (status !== 'reconnecting' && status !== 'stopped') return;
+      people.forget();
+      typists.clear();
+    },
+    onTyped: () => notifier.typed(String($message.val())),
+    onSent: () => notifier.sent(),
+  };
+})();
+// ── end of who is here and who is typing ───────────────────────────────
+
 async function start(): Promise<void> {
+  const refused = roomRefusal(room);
+  if (refused) {
+    // Refused here, in words, before any request: the server would only say its pattern.
+    view.showStatus('stopped');
+    view.showRoomRefused(refused.reason, refused.instead);
+    return;
+  }
   const latest = await loadLatest();
   if (latest === undefined) return;
   const poller = new Poller({
     room,
     client,
     cursor: showLatest(latest),
-    onMessages: (messages) => view.addMessages(messages),
+    onMessages: (messages) => {
+      view.addMessages(messages);
+      whoIsHere.onMessages(messages);
+    },
     onOnline: (count) => view.showOnline(count),
-    onStatus: (status, error) => view.showStatus(status, error),
+    onStatus: (status, error) => {
+      view.showStatus(status, error);
+      if (status === 'reconnecting' || status === 'stopped') view.showPresenceStale();
+      whoIsHere.onStatus(status);
+    },
     onReset: reloadRoom,
+    query: whoIsHere.query,
+    onAnswer: whoIsHere.onAnswer,
   });
   view.showStatus('connected');
   poller.start();

@@ -31,9 +31,10 @@ const resetAnswer = (head: number, online = 1): RecvAnswer => ({
 /** A poller whose transport plays `script` in order, then waits until stopped. */
 function scripted(
   script: (RecvAnswer | ApiError)[],
-  options: Partial<Pick<PollerOptions, 'cursor' | 'onReset'>> = {},
+  options: Partial<Pick<PollerOptions, 'cursor' | 'onReset' | 'query' | 'onAnswer'>> = {},
 ) {
   const sinces: number[] = [];
+  const extras: Record<string, string>[] = [];
   const delivered: number[][] = [];
   const statuses: ConnectionStatus[] = [];
   const online: number[] = [];
@@ -54,8 +55,9 @@ function scripted(
       pings += 1;
     },
     ...options,
-    recv: (_room, since, _client, signal) => {
+    recv: (_room, since, _client, signal, extra = {}) => {
       sinces.push(since);
+      extras.push(extra);
       const next = script.shift();
       if (next instanceof ApiError) return Promise.reject(next);
       if (next) return Promise.resolve(next);
@@ -68,6 +70,7 @@ function scripted(
   return {
     poller,
     sinces,
+    extras,
     delivered,
     statuses,
     online,
@@ -103,6 +106,43 @@ describe('Poller', () => {
       await run.settled;
       run.poller.stop();
       expect(run.online).toEqual([1, 2, 3]);
+    });
+  });
+
+  describe('with the hooks a page adds (query, onAnswer)', () => {
+    it('should read the extra query just before each poll', async () => {
+      let version = 0;
+      const run = scripted([answer([1]), answer([2])], {
+        query: () => ({ people: String(version++) }),
+      });
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.extras).toEqual([{ people: '0' }, { people: '1' }, { people: '2' }]);
+    });
+
+    it('should hand on every answer whole, typing-only ones too', async () => {
+      const typingOnly: RecvAnswer = {
+        ...answer([]),
+        cursor: 1,
+        typing: [{ nickname: 'Ann', client: 'ann-12345678' }],
+        typingOnly: true,
+      };
+      const withPeople: RecvAnswer = {
+        ...answer([2]),
+        people: { version: 3, names: ['Ann', 'Bob'], more: 0 },
+      };
+      const answers: RecvAnswer[] = [];
+      const run = scripted([answer([1]), typingOnly, withPeople], {
+        onAnswer: (whole) => answers.push(whole),
+      });
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(answers).toEqual([answer([1]), typingOnly, withPeople]);
+      // A typing-only answer moves no cursor: the next poll asks from the same id.
+      expect(run.sinces).toEqual([0, 1, 1, 2]);
+      expect(run.delivered).toEqual([[1], [2]]);
     });
   });
 

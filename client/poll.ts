@@ -41,6 +41,10 @@ export interface PollerOptions {
    * its cursor to `head`.
    */
   onReset?(head: number): Promise<number | undefined>;
+  /** Added to each poll's query, read just before it leaves (e.g. `people`, `nickname`). */
+  query?(): Record<string, string>;
+  /** Every answer, whole (people, typing, typingOnly), after its messages were handed on. */
+  onAnswer?(answer: RecvAnswer): void;
   /** The transport; tests may pass their own. */
   recv?: typeof recv;
   ping?: typeof ping;
@@ -95,12 +99,14 @@ export class Poller {
           await pingServer();
           this.#setStatus('connected');
         }
-        const answer = await recvFrom(room, this.#cursor, client, this.#abort.signal);
+        const extra = this.#options.query?.() ?? {};
+        const answer = await recvFrom(room, this.#cursor, client, this.#abort.signal, extra);
         if (this.#stopped) return;
         failures = 0;
         this.#setStatus('connected');
         if (answer.reset) await this.#reset(answer);
         else this.#take(answer);
+        if (!this.#stopped) this.#options.onAnswer?.(answer);
       } catch (thrown) {
         if (this.#stopped) return;
         const error = asApiError(thrown);

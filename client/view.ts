@@ -1,18 +1,25 @@
 /**
  * The DOM of the chat page, through jQuery. Everything a user typed is put
- * in with `.text()` or `.val()`, never `.html()`: a message such as
- * `<img onerror=…>` shows as those characters and runs nothing.
+ * in with `.text()`, `.val()` or `textContent`, never `.html()`: a message
+ * such as `<img onerror=…>` shows as those characters and runs nothing. The
+ * links of a message (links.ts) are `<a>` nodes built one by one, their
+ * address set as a property and their words as text.
  *
- * Messages are kept in id order and each id shows once, whichever way it
- * came (the first page, an older page, a poll, or the answer to our own
- * send). The list is a live region (`role="log"`, polite) in index.html, so
- * screen readers announce new messages without interrupting.
+ * Messages are kept in id order and each id shows once, with a separator
+ * for each day (message-list.ts). The list is a live region (`role="log"`,
+ * polite) in index.html, so screen readers announce new messages without
+ * interrupting.
  */
 import $ from 'jquery/slim';
+import type { People } from '../protocol/protocol.ts';
 import type { ApiError, Message } from './api.ts';
 import type { DraftState } from './draft.ts';
+import { splitLinks } from './links.ts';
+import { MessageList } from './message-list.ts';
+import { peopleParts, peopleText } from './people.ts';
 import type { ConnectionStatus } from './poll.ts';
 import type { PendingSend } from './sender.ts';
+import { errorInWords } from './words.ts';
 
 /** How close to the bottom (px) still counts as "reading the latest": new messages scroll into view. */
 const STICKY_BOTTOM_PX = 48;
@@ -42,13 +49,31 @@ export class ChatView {
   readonly #pending = $('#pending');
   readonly #older = $('#older');
   readonly #notice = $('#notice');
-  /** Each shown message's element, by id: a lookup, not a query over the list. */
-  readonly #items = new Map<number, HTMLElement>();
+  readonly #empty = $('#empty');
+  readonly #newMessages = $('#new-messages');
+  readonly #list = new MessageList(this.#messages[0]!);
   #online: number | undefined;
+  /** Whether the latest page has been shown: before it, an empty list says nothing. */
+  #loaded = false;
+  /** Whether the reader was at the bottom at their last scroll: kept there when the area shrinks. */
+  #stuck = true;
   readonly #isMine: (message: Message) => boolean;
 
   constructor({ isMine }: ChatViewOptions) {
     this.#isMine = isMine;
+    const area = this.scrollArea[0]!;
+    this.scrollArea.on('scroll', () => {
+      this.#stuck = this.#atBottom();
+      if (this.#stuck) this.#newMessages.prop('hidden', true);
+    });
+    this.#newMessages.on('click', () => this.scrollToBottom());
+    // The composer grows (the send-error line, a longer draft) and the area
+    // shrinks: without this, its last lines would slip under the composer.
+    new ResizeObserver(() => {
+      if (this.#stuck) area.scrollTop = area.scrollHeight;
+    }).observe(area);
+    // "Today" becomes "Yesterday" at midnight, message or not.
+    setInterval(() => this.#list.relabel(), 60_000);
   }
 
   showRoom(room: string): void {
@@ -57,31 +82,73 @@ export class ChatView {
   }
 
   showStatus(status: ConnectionStatus, error?: ApiError): void {
-    const label = status === 'stopped' && error ? error.message : statusLabels[status];
+    const label = status === 'stopped' && error ? errorInWords(error) : statusLabels[status];
     $('#status')
       .attr('data-status', status)
-      .attr('title', error?.message ?? '')
+      .attr('title', error ? errorInWords(error) : '')
       .text(label);
   }
 
-  /** Rewritten only when the count changes: every poll answer carries it, and a live region must not repeat itself. */
+  /**
+   * Rewritten only when the count changes: every poll answer carries it, and
+   * a live region must not repeat itself. A fresh count also ends the stale
+   * state of `showPresenceStale`.
+   */
   showOnline(count: number): void {
+    $('#online').prop('hidden', false);
     if (count === this.#online) return;
     this.#online = count;
     $('#online').text(`${count} online`);
   }
 
-  /** Id of the oldest message shown, if any: where the next older page ends. */
-  oldestId(): number | undefined {
-    const first = this.#messages[0]!.firstElementChild as HTMLElement | null;
-    return first ? Number(first.dataset.id) : undefined;
+  /**
+   * Who is here (people.ts): each nickname a `.person` element, as text.
+   * Hidden while the server has sent no list (a server that knows nothing of
+   * people), so the page shows what it did before.
+   */
+  showPeople(people: People): void {
+    const parts = peopleParts(people).map(({ text, person }) =>
+      person ? $('<span class="person">').text(text)[0]! : document.createTextNode(text),
+    );
+    $('#people-names').empty().append(parts);
+    // The line is cut to fit; the whole list shows on hover.
+    $('#people')
+      .attr('title', peopleText(people))
+      .prop('hidden', parts.length === 0);
   }
 
-  /** Newest messages: appended in id order; the view follows them if the reader was at the bottom. */
+  /**
+   * The page lost the server (reconnecting, or stopped): the count and the
+   * list are from before, and may be wrong. Hidden until an answer brings
+   * them again.
+   */
+  showPresenceStale(): void {
+    $('#online').prop('hidden', true);
+    $('#people').prop('hidden', true);
+  }
+
+  /** "Ann is typing…" (typing.ts), or nothing. The line keeps its height: nothing jumps. */
+  showTyping(text: string): void {
+    $('#typing').text(text);
+  }
+
+  /** Id of the oldest message shown, if any: where the next older page ends. */
+  oldestId(): number | undefined {
+    return this.#list.oldestId();
+  }
+
+  /**
+   * Newest messages: put in id order; the view follows them if the reader
+   * was at the bottom, else a "New messages ↓" button says they came.
+   */
   addMessages(messages: readonly Message[]): void {
     const follow = this.#atBottom();
-    for (const message of messages) this.#insert(message);
+    let added = 0;
+    for (const message of messages) if (this.#insert(message)) added += 1;
+    this.#loaded = true;
+    this.#showEmpty();
     if (follow) this.scrollToBottom();
+    else if (added > 0) this.#newMessages.prop('hidden', false);
   }
 
   /** An older page, put above without moving what the reader is looking at. */
@@ -95,7 +162,7 @@ export class ChatView {
 
   /** A message this page sent, now stored: styled as ours if it already shows. */
   markMine(id: number): void {
-    if (this.#items.has(id)) $(this.#items.get(id)!).addClass('mine');
+    this.#list.get(id)?.classList.add('mine');
   }
 
   /**
@@ -104,8 +171,10 @@ export class ChatView {
    * quietly, until the next message arrives.
    */
   clearMessages(): void {
-    this.#messages.empty();
-    this.#items.clear();
+    this.#list.clear();
+    this.#loaded = false;
+    this.#showEmpty();
+    this.#newMessages.prop('hidden', true);
     this.showOlder('idle');
     this.#notice
       .text('This room was reset on the server; it starts again below.')
@@ -131,6 +200,22 @@ export class ChatView {
   scrollToBottom(): void {
     const el = this.scrollArea[0]!;
     el.scrollTop = el.scrollHeight;
+    this.#stuck = true;
+    this.#newMessages.prop('hidden', true);
+  }
+
+  /**
+   * The room cannot be opened (a bad name, or another refusal a retry cannot
+   * fix): the reason in the conversation, where the reader looks, and a room
+   * to go to instead when there is an obvious one.
+   */
+  showRoomRefused(reason: string, instead?: string): void {
+    this.#notice.empty().text(reason).prop('hidden', false);
+    if (instead === undefined) return;
+    const link = $('<a>')
+      .attr('href', `?room=${encodeURIComponent(instead)}`)
+      .text(`#${instead}`);
+    this.#notice.append(' Open ', link, ' instead.');
   }
 
   addPending({ key, nickname, text }: PendingSend): void {
@@ -139,6 +224,7 @@ export class ChatView {
       .attr('data-key', key);
     item.find('time').text('sending…');
     this.#pending.append(item);
+    this.#showEmpty();
     this.scrollToBottom();
   }
 
@@ -148,6 +234,7 @@ export class ChatView {
 
   removePending(key: string): void {
     this.#pendingItem(key).remove();
+    this.#showEmpty();
   }
 
   showSendError(message: string | undefined): void {
@@ -166,31 +253,19 @@ export class ChatView {
     $('#composer .send').attr('aria-disabled', over ? 'true' : 'false');
   }
 
-  #insert(message: Message): void {
-    if (this.#items.has(message.id)) return;
+  /** Puts a message in place; false when it already shows. */
+  #insert(message: Message): boolean {
+    if (this.#list.get(message.id)) return false;
     this.#notice.prop('hidden', true);
-    const item = messageItem(message.nickname, message.text, message.time).attr(
-      'data-id',
-      message.id,
-    );
+    const item = messageItem(message.nickname, message.text, message.time);
     if (this.#isMine(message)) item.addClass('mine');
-    const element = item[0]!;
-    this.#items.set(message.id, element);
-    const list = this.#messages[0]!;
-    // From the newest backwards: a live message lands after the last one at
-    // once, and an older page's messages go before the first one at once.
-    // Only a message that arrives out of order walks further.
-    const first = list.firstElementChild as HTMLElement | null;
-    if (first && message.id < Number(first.dataset.id)) {
-      first.before(element);
-      return;
-    }
-    let after = list.lastElementChild as HTMLElement | null;
-    while (after && Number(after.dataset.id) > message.id) {
-      after = after.previousElementSibling as HTMLElement | null;
-    }
-    if (after) after.after(element);
-    else list.prepend(element);
+    return this.#list.insert(message, item[0]!);
+  }
+
+  /** "No messages yet: say hello" in a room shown empty, with nothing on its way either. */
+  #showEmpty(): void {
+    const empty = this.#loaded && this.#list.size === 0 && this.#pending.children().length === 0;
+    this.#empty.prop('hidden', !empty);
   }
 
   #pendingItem(key: string): JQuery {
@@ -214,6 +289,23 @@ function messageItem(nickname: string, text: string, time?: string): JQuery {
   }
   return $('<li class="message">').append(
     $('<div class="meta">').append($('<span class="nickname">').text(nickname), stamp),
-    $('<p class="text">').text(text),
+    $('<p class="text">').append(linkedText(text)),
   );
+}
+
+/**
+ * The text as DOM nodes: plain runs as text nodes, each http(s) address an
+ * `<a>` that opens in a new tab without a handle on this page (`noopener`)
+ * and without telling the site where the reader came from (`noreferrer`).
+ */
+function linkedText(text: string): (Text | HTMLAnchorElement)[] {
+  return splitLinks(text).map((part) => {
+    if (!('href' in part)) return document.createTextNode(part.text);
+    const link = document.createElement('a');
+    link.href = part.href;
+    link.rel = 'noopener noreferrer';
+    link.target = '_blank';
+    link.textContent = part.text;
+    return link;
+  });
 }

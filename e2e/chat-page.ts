@@ -22,6 +22,16 @@ export class ChatPage {
   readonly counter: Locator;
   /** A quiet line over the messages, e.g. after the room was reset. */
   readonly notice: Locator;
+  /** "No messages yet: say hello", in a room shown empty. */
+  readonly empty: Locator;
+  /** The day separators of the message list ("Today", "Yesterday", a date). */
+  readonly days: Locator;
+  /** The "New messages ↓" button, shown when messages come while the reader is scrolled up. */
+  readonly newMessages: Locator;
+  /** Who is here: the line of nicknames, each a `.person`. */
+  readonly people: Locator;
+  /** "Ann is typing…". */
+  readonly typing: Locator;
 
   constructor(readonly page: Page) {
     this.nickname = page.getByLabel('Nickname', { exact: true });
@@ -38,6 +48,11 @@ export class ChatPage {
     this.log = page.getByRole('log', { name: 'Messages' });
     this.counter = page.locator('#counter');
     this.notice = page.locator('#notice');
+    this.empty = page.locator('#empty');
+    this.days = page.locator('#messages > .day');
+    this.newMessages = page.getByRole('button', { name: 'New messages' });
+    this.people = page.locator('#people');
+    this.typing = page.locator('#typing');
   }
 
   /** Types a message and presses Enter, as a user does. */

@@ -162,11 +162,26 @@ test.describe('the message field', () => {
   });
 });
 
-test.describe('a room name the server refuses', () => {
-  test('shows the server’s reason instead of polling', async ({ openChat, allowConsoleErrors }) => {
-    allowConsoleErrors(/Failed to load resource: the server responded with a status of 400/);
-    const page = await openChat({ room: 'Not-A-Room' });
-    await expect(page.status).toHaveText(/must match/);
+test.describe('a room name the server would refuse', () => {
+  test('is refused in words, with the room meant, before any request', async ({ openChat }) => {
+    const page = await openChat({ room: 'Dev' });
     await expect(page.status).toHaveAttribute('data-status', 'stopped');
+    await expect(page.notice).toHaveText(
+      '“Dev” is not a room name. Room names use a–z, 0–9, - and _, up to 32 characters. Open #dev instead.',
+    );
+    // The API's pattern is for developers: nowhere on the page.
+    await expect(page.page.locator('body')).not.toContainText('{0,31}');
+    await expect(page.empty).toBeHidden();
+    const asked = await page.page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .map((entry) => new URL(entry.name).pathname)
+        .filter((path) => ['/history', '/recv', '/send'].includes(path)),
+    );
+    expect(asked).toEqual([]);
+
+    await page.notice.getByRole('link', { name: '#dev' }).click();
+    await expect(page.room).toHaveText('#dev');
+    await expect(page.status).toHaveText('connected');
   });
 });

@@ -1,0 +1,144 @@
+/**
+ * Who is typing: the line "Ann is typing…" from the `typing` entries of the
+ * `/recv` answers, and the page's own `POST /typing` while its person types.
+ * No DOM here: the view renders the line's text (`render`).
+ *
+ * - Typing is never stored and never moves the cursor (protocol.ts,
+ *   `RecvAnswer.typing`, `typingOnly`). A typist shows from the answer that
+ *   names them until `limits.typingTtlMs` after the last answer that did, or
+ *   until an answer woken for typing alone (`typingOnly`, which carries
+ *   every typist of the room) leaves them out, or until a message of theirs
+ *   arrives: they have stopped typing it.
+ * - This browser's own entry (its `client` id) is never shown.
+ * - The page tells the server at most every `limits.typingIntervalMs`, and
+ *   only once the server has shown it knows of typing or people: a server
+ *   without `POST /typing` is never asked (its 404 would be noise in the
+ *   browser's console). A refusal (404, 429) or a network error is ignored:
+ *   typing is a hint, never worth a retry.
+ */
+import { limits, type RecvAnswer } from '../protocol/protocol.ts';
+
+/** "Ann is typing…", "Ann and Bob are typing…", "Ann and 2 others are typing…", or ''. */
+export function typingText(nicknames: readonly string[]): string {
+  const [first, second] = nicknames;
+  if (first === undefined) return '';
+  if (second === undefined) return `${first} is typing…`;
+  if (nicknames.length === 2) return `${first} and ${second} are typing…`;
+  return `${first} and ${nicknames.length - 1} others are typing…`;
+}
+
+export interface TypingIndicatorOptions {
+  /** This browser's `client` id: its own entries are left out. */
+  ownClient(): string;
+  /** Shows the line ('' when nobody types). Called only when the text changes. */
+  render(text: string): void;
+  /** @default limits.typingTtlMs */
+  ttlMs?: number;
+}
+
+/** The typists of the room as the answers tell them, each expiring by itself. */
+export class TypingIndicator {
+  /** By client id, in the order they started typing: the first named stays first. */
+  readonly #typists = new Map<string, { nickname: string; seenAt: number }>();
+  #shown = '';
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #options: TypingIndicatorOptions;
+
+  constructor(options: TypingIndicatorOptions) {
+    this.#options = options;
+  }
+
+  /** Every `/recv` answer, whatever else it carries. */
+  take(answer: Pick<RecvAnswer, 'typing' | 'typingOnly'>): void {
+    const now = Date.now();
+    const typing = answer.typing ?? [];
+    if (answer.typingOnly) {
+      const named = new Set(typing.map((typist) => typist.client));
+      for (const client of this.#typists.keys())
+        if (!named.has(client)) this.#typists.delete(client);
+    }
+    const own = this.#options.ownClient();
+    for (const { client, nickname } of typing) {
+      if (client === own) continue;
+      this.#typists.set(client, { nickname, seenAt: now });
+    }
+    this.#update();
+  }
+
+  /** A message arrived from this nickname: whoever typed it under that name has stopped. */
+  messageFrom(nickname: string): void {
+    for (const [client, typist] of this.#typists) {
+      if (typist.nickname === nickname) this.#typists.delete(client);
+    }
+    this.#update();
+  }
+
+  /** Everyone goes: the page lost the server, and with it any news of who types. */
+  clear(): void {
+    this.#typists.clear();
+    this.#update();
+  }
+
+  /** Drops the expired, renders if the line changed, and wakes at the next expiry. */
+  #update(): void {
+    const ttl = this.#options.ttlMs ?? limits.typingTtlMs;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [client, { seenAt }] of this.#typists) {
+      if (now - seenAt >= ttl) this.#typists.delete(client);
+      else next = Math.min(next, seenAt + ttl);
+    }
+    const text = typingText([...this.#typists.values()].map((typist) => typist.nickname));
+    if (text !== this.#shown) {
+      this.#shown = text;
+      this.#options.render(text);
+    }
+    clearTimeout(this.#timer);
+    this.#timer = Number.isFinite(next) ? setTimeout(() => this.#update(), next - now) : undefined;
+  }
+}
+
+export interface TypingNotifierOptions {
+  /** Tells the server (`api.ts`, `typing()`); its failures are the caller's to ignore. */
+  send(): void;
+  /** @default limits.typingIntervalMs */
+  intervalMs?: number;
+}
+
+/** The page's own typing, told to the server at most once per interval. */
+export class TypingNotifier {
+  #enabled = false;
+  /** The server answered 404: it has no `POST /typing`, for as long as this page lives. */
+  #unknown = false;
+  #lastSent = Number.NEGATIVE_INFINITY;
+  readonly #options: TypingNotifierOptions;
+
+  constructor(options: TypingNotifierOptions) {
+    this.#options = options;
+  }
+
+  /** The server has shown it knows of typing (an answer carried `people` or `typing`). */
+  enable(): void {
+    this.#enabled = !this.#unknown;
+  }
+
+  /** The server has no `POST /typing` after all (it answered 404): stop asking, for good. */
+  disable(): void {
+    this.#unknown = true;
+    this.#enabled = false;
+  }
+
+  /** The person typed in the message field (not an empty one: nobody types nothing). */
+  typed(draft: string): void {
+    if (!this.#enabled || draft.trim() === '') return;
+    const now = Date.now();
+    if (now - this.#lastSent < (this.#options.intervalMs ?? limits.typingIntervalMs)) return;
+    this.#lastSent = now;
+    this.#options.send();
+  }
+
+  /** The message was sent: the next keystroke starts a new draft, told at once. */
+  sent(): void {
+    this.#lastSent = Number.NEGATIVE_INFINITY;
+  }
+}
