@@ -19,11 +19,14 @@ import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
+import { typingRoute } from './routes/typing.ts';
 
 /** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
 export interface AppOps {
   ops?: ChatOps | undefined;
   sendLimit?: SendLimit | undefined;
+  /** `POST /typing` per address (rate-limit.ts, `createTypingLimit`). */
+  typingLimit?: SendLimit | undefined;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -37,7 +40,7 @@ export interface Lanes {
 export function createApp(
   chat: ChatContext,
   lanes: Lanes,
-  { ops }: Pick<AppOps, 'ops'> = {},
+  { ops, typingLimit }: Pick<AppOps, 'ops' | 'typingLimit'> = {},
 ): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
@@ -64,6 +67,7 @@ export function createApp(
   app.get('/history', historyRoute(chat, ops?.store));
   app.get('/time', timeRoute);
   app.get('/health', healthRoute(chat, ops?.store));
+  app.post('/typing', typingRoute(chat, typingLimit));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));

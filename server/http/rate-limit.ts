@@ -1,5 +1,7 @@
 /**
- * The send limit: `POST /send` per client address.
+ * The send limit: `POST /send` per client address. The typing limit
+ * (`createTypingLimit`, `POST /typing`) is the same with a budget of its own
+ * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
  *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
@@ -53,17 +55,45 @@ export interface SendLimit {
   close(): Promise<void>;
 }
 
+interface LimitOptions {
+  redis?: Redis | undefined;
+  log: Log;
+  addressOf: AddressOf;
+}
+
 export function createSendLimit(
   config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix'>,
-  options: { redis?: Redis | undefined; log: Log; addressOf: AddressOf },
+  options: LimitOptions,
+): SendLimit | undefined {
+  return createAddressLimit(config, 'send', 'rate_limited', options);
+}
+
+/** `POST /typing` per client address, with its own budget (`typingRatePerSec`, `typingBurst`). */
+export function createTypingLimit(
+  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix'>,
+  options: LimitOptions,
+): SendLimit | undefined {
+  const budget = {
+    sendRatePerSec: config.typingRatePerSec,
+    sendBurst: config.typingBurst,
+    redisPrefix: config.redisPrefix,
+  };
+  return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
+}
+
+function createAddressLimit(
+  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix'>,
+  what: 'send' | 'typing',
+  code: 'rate_limited' | 'typing_rate_limited',
+  options: LimitOptions,
 ): SendLimit | undefined {
   const window = rateLimitWindow(config);
   if (!window) return undefined;
   const store: Store = options.redis
     ? new RedisOrMemoryStore(
         options.redis,
-        `${config.redisPrefix}:send-limit:`,
-        createOutageState({ name: 'redis (shared send limit)', log: options.log }),
+        `${config.redisPrefix}:${what}-limit:`,
+        createOutageState({ name: `redis (shared ${what} limit)`, log: options.log }),
       )
     : new MemoryStore();
   // The stores read only the window from the options.
@@ -90,8 +120,7 @@ export function createSendLimit(
         : seconds;
       res.setHeader('RateLimit-Policy', policy);
       res.setHeader('RateLimit', `${name}; r=${Math.max(limit - totalHits, 0)}; t=${reset}`);
-      if (totalHits > limit)
-        throw httpError('rate_limited', undefined, { retryAfter: Math.max(1, reset) });
+      if (totalHits > limit) throw httpError(code, undefined, { retryAfter: Math.max(1, reset) });
     },
     shared: options.redis ? 'redis' : 'memory',
     async close() {

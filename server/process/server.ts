@@ -29,7 +29,7 @@ import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/entry.ts';
-import { createSendLimit } from '../http/rate-limit.ts';
+import { createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
@@ -128,6 +128,7 @@ export async function startChat(
     log,
     addressOf,
   });
+  const typingLimit = createTypingLimit(config, { redis: chat.redis, log, addressOf });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
 
@@ -143,7 +144,7 @@ export async function startChat(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    createRequestListener(chat, { ops, sendLimit }),
+    createRequestListener(chat, { ops, sendLimit, typingLimit }),
   );
   server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
 
@@ -171,6 +172,7 @@ export async function startChat(
       clearTimeout(cut);
       hub.close();
       await sendLimit?.close();
+      await typingLimit?.close();
       await ops.close();
       await bus.close();
       await presence.close();

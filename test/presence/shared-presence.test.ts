@@ -22,7 +22,8 @@ function sharedView(windowMs: number) {
       async (batch) => {
         syncs += 1;
         if (!reachable) throw new Error('the shared view is unreachable');
-        return new Map(servePresence(primary, batch));
+        const rooms = servePresence(primary, batch);
+        return new Map(rooms.map(([room, count, names]) => [room, { count, names }]));
       },
       { windowMs, cacheMs: 20, batchMs: 1, staleMs: 200 },
     );
