@@ -63,11 +63,11 @@ export class Typing {
     }
     const typist = room.typists.get(client);
     if (typist) {
-      typist.until = clock.now() + ttlMs;
-      // The same person typing on is news only if their name changed.
-      if (typist.nickname === nickname) return this.#arm(name, room);
       typist.nickname = nickname;
+      typist.until = clock.now() + ttlMs;
     } else room.typists.set(client, { nickname, until: clock.now() + ttlMs });
+    // Each one is news, even from someone already typing: a page shows a
+    // typist for a while after the last answer that named them, no longer.
     room.owed = true;
     this.#run(name, room);
   }
