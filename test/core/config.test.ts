@@ -70,6 +70,10 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10_000,
       sendRatePerSec: 5,
       sendBurst: 20,
+      typingRatePerSec: 1,
+      typingBurst: 10,
+      typingWakeMs: 2_500,
+      typingTtlMs: 5_000,
     });
   });
 
@@ -86,6 +90,10 @@ describe('loadConfig', () => {
       HEADERS_TIMEOUT_MS: '5000',
       SEND_RATE: '2',
       SEND_BURST: '10',
+      TYPING_RATE: '2',
+      TYPING_BURST: '4',
+      TYPING_WAKE_MS: '3000',
+      TYPING_TTL_MS: '6000',
       LOG_LEVEL: 'debug',
     });
     expect(config).toMatchObject({
@@ -100,6 +108,10 @@ describe('loadConfig', () => {
       headersTimeoutMs: 5_000,
       sendRatePerSec: 2,
       sendBurst: 10,
+      typingRatePerSec: 2,
+      typingBurst: 4,
+      typingWakeMs: 3_000,
+      typingTtlMs: 6_000,
       logLevel: 'debug',
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
@@ -117,6 +129,10 @@ describe('loadConfig', () => {
       ['BODY_TIMEOUT_MS', '500'],
       ['HEADERS_TIMEOUT_MS', '0'],
       ['SEND_BURST', '0'],
+      ['TYPING_RATE', '-1'],
+      ['TYPING_BURST', '0'],
+      ['TYPING_WAKE_MS', '50'],
+      ['TYPING_TTL_MS', '60001'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
