@@ -29,6 +29,9 @@ export interface Presence {
 import type { People } from '../../protocol/protocol.ts';
 import { DEFAULT_NICKNAME, peopleOf } from './people.ts';
 
+/** The list of a room where nobody polls. */
+const NOBODY: People = Object.freeze(peopleOf([], 0)) as People;
+
 /**
  * Presence kept in this process's memory. Bounded: rooms are kept in
  * last-touched order, and every touch drops the oldest rooms whose clients
@@ -99,6 +102,8 @@ export class LocalPresence implements Presence {
 
   people(room: string): People {
     const online = this.count(room);
+    // Read for every answer: a room nobody polls with a client id costs no list.
+    if (online === 0) return NOBODY;
     let list = this.#lists.get(room);
     if (list === undefined) {
       const clients = this.#rooms.get(room);
