@@ -51,6 +51,17 @@ describe('SharedPresence', () => {
     await expect.poll(() => b.count('main')).toBe(2);
   });
 
+  it("lists the other workers' clients under their nicknames after a sync", async () => {
+    const view = sharedView(60_000);
+    const a = view.worker();
+    const b = view.worker();
+    a.touch('main', 'tab-on-a', 'Ann');
+    b.touch('main', 'tab-on-b', 'Bob');
+    await expect.poll(() => a.people('main').names).toEqual(['Ann', 'Bob']);
+    await expect.poll(() => b.people('main').names).toEqual(['Ann', 'Bob']);
+    expect(a.people('main').version).toBe(b.people('main').version);
+  });
+
   it('drops a leaving client from every count', async () => {
     const view = sharedView(60_000);
     const a = view.worker();
