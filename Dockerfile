@@ -4,7 +4,7 @@
 #   build - installs everything, builds the client (public/) and the server
 #           (dist/), then drops the dev dependencies;
 #   web   - nginx with public/ and deploy/nginx.conf (docker-compose's front);
-#   app   - the chat: Node 24 (the current LTS), production dependencies
+#   app   - the chat: Node 26 (the current LTS), production dependencies
 #           only, non-root, its SQLite folder a volume.
 # `docker build .` gives the app (the last stage); `--target web` the nginx.
 #
@@ -12,9 +12,11 @@
 # the development machines or in CI (no Docker engine there): see
 # docs/deploy.md, "What was verified, and where".
 
-# Node 24 is the Active LTS (Node 20 reached end of life on 2026-04-30). CI
-# runs the server suites on it (.ci/run); bookworm matches CI's Debian 12.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Node 26 is the Active LTS (since 2026-10-28; 24 is in maintenance, 20 past
+# its end of life). CI runs the whole suite on it (.ci/run), and
+# dockerfile.test.ts keeps this the newest major of package.json's engines;
+# bookworm matches CI's Debian 12.
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched.

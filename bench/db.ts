@@ -19,9 +19,24 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createConnection, createPool, type Pool } from 'mysql2/promise';
+import { readCli } from '../scripts/cli.ts';
+import { buildChat } from './lib/build.ts';
+
+const { values } = readCli({
+  usage: `usage: npm run bench:db [-- --quick]
+
+Builds the server (tsc), then measures the chat on the MySQL store of
+MYSQL_URL against raw mysql2, and on the memory store.
+
+  --quick        2 s per measure instead of 10
+  -h, --help     this help`,
+  options: { quick: { type: 'boolean' } },
+});
+// After the flags: `--help` and a bad flag answer at once, before any build.
+buildChat('server');
 
 const CONNECTIONS = 100;
-const quick = process.argv.includes('--quick');
+const quick = values.quick === true;
 const seconds = quick ? 2 : 10;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

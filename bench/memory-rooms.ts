@@ -20,15 +20,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { readCli } from '../scripts/cli.ts';
 import { rssBytes } from './lib/proc.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const arg = (name: string, fallback: number) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found ? Number(found.slice(name.length + 3)) : fallback;
-};
-const ROOMS = arg('rooms', 50_000);
-const SETTLE_S = arg('settle', 60);
+const cli = readCli({
+  usage: `usage: npm run bench:rooms [-- --rooms=50000] [-- --settle=60]
+
+What rooms that strangers opened and left cost a server once they are gone.
+
+  --rooms=N      rooms to open, one message and one abandoned poll each (default 50000)
+  --settle=S     seconds the server is left alone before its memory is read (default 60)
+  -h, --help     this help`,
+  options: { rooms: { type: 'string' }, settle: { type: 'string' } },
+});
+const ROOMS = cli.integer('rooms', 50_000, { min: 1 });
+const SETTLE_S = cli.integer('settle', 60);
 const IN_FLIGHT = 64;
 const TARGET_MB = 32;
 const MB = 1024 * 1024;

@@ -7,14 +7,29 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { readCli, usageError } from '../scripts/cli.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, naiveSpec, startServer } from './lib/servers.ts';
 import { fanout } from './scenarios/polls.ts';
 
-const [which = 'chat', sizes = '5000,5000,5000'] = process.argv
-  .slice(2)
-  .filter((a) => !a.startsWith('--'));
-const profile = process.argv.includes('--cpu-prof');
+const usage = {
+  usage: `usage: npx tsx bench/profile-fanout.ts [chat|bare|naive] [N,N,…] [--cpu-prof]      (after npm run build)
+
+Repeats T5 fan-outs against one server: latency and server CPU per poll and delivery.
+
+  chat|bare|naive  which server (default chat)
+  N,N,…            waiting clients of each fan-out (default 5000,5000,5000)
+  --cpu-prof       the chat writes a V8 profile to bench/results/profiles/
+  -h, --help       this help`,
+  options: { 'cpu-prof': { type: 'boolean' } },
+  positionals: { max: 2 },
+} as const;
+const cli = readCli(usage);
+const [which = 'chat', sizes = '5000,5000,5000'] = cli.positionals;
+const profile = cli.values['cpu-prof'] === true;
+if (!['chat', 'bare', 'naive'].includes(which)) usageError(usage, `no server "${which}"`);
+if (!/^[1-9]\d*(?:,[1-9]\d*)*$/.test(sizes))
+  usageError(usage, `sizes must be N,N,…, got "${sizes}"`);
 const sqliteFile = `/tmp/profile-fanout-${process.pid}.sqlite`;
 const spec =
   which === 'bare'

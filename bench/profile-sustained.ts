@@ -26,6 +26,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { readCli, usageError } from '../scripts/cli.ts';
 import type { SustainedRow } from './lib/context.ts';
 import {
   type Breakdown,
@@ -38,25 +39,42 @@ import { LoadGenerator } from './lib/load.ts';
 import { bareHttpSpec, chatSpec, type ServerSpec, startServer } from './lib/servers.ts';
 import { sustained, sustainedSummary, warmUp } from './scenarios/polls.ts';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const raw = args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  return raw === undefined ? fallback : Number(raw);
-};
-const which = args.find((a) => !a.startsWith('--')) ?? 'chat';
-if (!['chat', 'bare', 'both'].includes(which)) {
-  process.stderr.write(
-    'usage: profile-sustained.ts [chat|bare|both] [--rounds=N] [--messages=N] [--top=N] [--interval=µs]\n',
-  );
-  process.exit(2);
-}
-const rounds = option('rounds', 2);
+const usage = {
+  usage: `usage: npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3]
+         [--messages=2000] [--top=25] [--interval=500]      (after npm run build)
+
+Profiles T6's workload (100 re-polling subscribers, 4 senders) in the server.
+
+  chat|bare|both   which server: the chat, the node:http baseline, or both (default chat)
+  --rounds=N       measured rounds (default 2)
+  --warmups=N      full-size runs before them (default 3)
+  --messages=N     messages per round (default 2000)
+  --top=N          self-time entries printed (default 25)
+  --interval=µs    V8's sampling interval (default 500)
+  -h, --help       this help`,
+  options: {
+    rounds: { type: 'string' },
+    warmups: { type: 'string' },
+    messages: { type: 'string' },
+    top: { type: 'string' },
+    interval: { type: 'string' },
+  },
+  positionals: { max: 1 },
+} as const;
+const cli = readCli(usage);
+const which = cli.positionals[0] ?? 'chat';
+if (!['chat', 'bare', 'both'].includes(which)) usageError(usage, `no server "${which}"`);
+const rounds = cli.integer('rounds', 2, { min: 1 });
 // Full-size runs before the measured ones, so V8 has compiled the hot paths (see `warmUp`).
-const warmups = option('warmups', 3);
-const shape = { subscribers: 100, senders: 4, messages: option('messages', 2_000) };
-const top = option('top', 25);
+const warmups = cli.integer('warmups', 3);
+const shape = {
+  subscribers: 100,
+  senders: 4,
+  messages: cli.integer('messages', 2_000, { min: 1 }),
+};
+const top = cli.integer('top', 25, { min: 1 });
 // V8 samples every 1000 µs by default; finer gives more samples for the same run.
-const intervalUs = option('interval', 500);
+const intervalUs = cli.integer('interval', 500, { min: 1 });
 
 const root = resolve(import.meta.dirname, '..');
 const dir = join(import.meta.dirname, 'results', 'profiles');

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only=T1,T6]`: the original articles'
+ * `npm run bench [-- --quick] [-- --only=T1,T6]` (`-- --help` for the flags):
+ * builds the chat (`npm run build`), then runs the original articles'
  * benchmarks against the built chat and its baselines (the in-memory
  * `node:http` cursor server, bare Express, the naive 2011 chat), in one run.
  *
@@ -16,10 +17,13 @@
  * by the chat. Slow figures are reported, never failed: the machine may be
  * busy.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { readCli } from '../scripts/cli.ts';
 import { hasAb } from './lib/ab.ts';
+import { buildChat } from './lib/build.ts';
 import { emptyResults, FULL, progress, QUICK, type Results, type Sizes } from './lib/context.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { openMysqlDatabase } from './lib/mysql.ts';
@@ -39,14 +43,29 @@ import { clusterFanout, cpuBound } from './scenarios/cluster.ts';
 import { fanouts, oneSecondWait, sustainedDelivery, sustainedRounds } from './scenarios/polls.ts';
 import { historyRoute, sendRoute, timeRounds, timeRoute } from './scenarios/rates.ts';
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const only = args
-  .find((a) => a.startsWith('--only='))
-  ?.slice(7)
-  .toUpperCase()
-  .split(',');
+const TESTS = ['T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7', 'CLUSTER'];
+const cli = {
+  usage: `usage: npm run bench [-- --quick] [-- --only=T1,T6]
+
+Builds the chat (npm run build), then runs the benchmarks and writes
+bench/results/<date>.json and .html. MYSQL_URL adds the MySQL rows.
+
+  --quick        small sizes and short runs (what CI runs)
+  --only=LIST    only these tests, comma separated: ${TESTS.join(', ')}
+  -h, --help     this help`,
+  options: { quick: { type: 'boolean' }, only: { type: 'string' } },
+} as const;
+const { values } = readCli(cli);
+const quick = values.quick === true;
+const only = values.only?.toUpperCase().split(',');
+const unknownTest = only?.find((test) => !TESTS.includes(test));
+if (unknownTest !== undefined) {
+  process.stderr.write(`--only: no test "${unknownTest}" (${TESTS.join(', ')})\n`);
+  process.exit(2);
+}
 const wants = (test: string) => !only || only.includes(test);
+// After the flags: `--help` and a bad flag answer at once, before any build.
+buildChat();
 const sizes: Sizes = quick ? QUICK : FULL;
 
 // The chat's SQLite file lives on tmpfs when there is one: the store fsyncs
@@ -183,6 +202,19 @@ function check(results: Results): void {
   }
 }
 
+/** The commit being measured, `-dirty` when the tree has changes; `unknown` outside a git checkout. */
+function commitOf(): string {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=12'], {
+      cwd: import.meta.dirname,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   Object.assign(results.machine, {
@@ -191,6 +223,7 @@ async function main(): Promise<void> {
     memoryGb: Math.round(totalmem() / 2 ** 30),
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
     rateTool: hasAb ? 'ab (ApacheBench)' : 'autocannon',
+    commit: commitOf(),
   });
   progress(
     `bench ${quick ? '(quick)' : '(full)'} on ${results.machine.cpus} × ${results.machine.cpuModel}, load ${results.machine.loadAverage.join(' ')}`,

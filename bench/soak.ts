@@ -35,13 +35,31 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Message, RecvAnswer } from '../protocol/protocol.ts';
+import { readCli } from '../scripts/cli.ts';
+import { buildChat } from './lib/build.ts';
 import { chatSpec, type RunningServer, startServer } from './lib/servers.ts';
 
-const args = process.argv.slice(2);
-const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-const QUICK = args.includes('--quick');
-const DURATION_S = Number(option('duration') ?? (QUICK ? 60 : 600));
-const CLIENTS = Number(option('clients') ?? 2_000);
+const cli = readCli({
+  usage: `usage: npm run soak [-- --quick] [-- --duration=SECONDS] [-- --clients=N]
+
+Builds the chat (npm run build), then holds it under a steady load and fails
+on growing memory or on a lost, doubled or reordered message.
+
+  --quick            one minute instead of ten (what CI runs)
+  --duration=S       run for S seconds (at least 10)
+  --clients=N        long-polling clients (default 2000)
+  -h, --help         this help`,
+  options: {
+    quick: { type: 'boolean' },
+    duration: { type: 'string' },
+    clients: { type: 'string' },
+  },
+});
+const QUICK = cli.values.quick === true;
+const DURATION_S = cli.integer('duration', QUICK ? 60 : 600, { min: 10 });
+const CLIENTS = cli.integer('clients', 2_000, { min: 1 });
+// After the flags: `--help` and a bad flag answer at once, before any build.
+buildChat();
 const ROOMS = 20;
 const SENDS_PER_S = 10;
 const POLL_TIMEOUT_MS = 25_000;
@@ -201,8 +219,14 @@ async function main(): Promise<void> {
     databaseUrl: `sqlite:${join(dir, 'soak.sqlite')}`,
     pollTimeoutMs: POLL_TIMEOUT_MS,
   });
-  // Every client comes from 127.0.0.1: no per-address poll limit here.
-  spec.env = { ...spec.env, MAX_POLLS_PER_ADDRESS: '0' };
+  // Every client comes from 127.0.0.1: no per-address limits here.
+  spec.env = {
+    ...spec.env,
+    MAX_POLLS_PER_ADDRESS: '0',
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
+    MAX_IDLE_PER_ADDRESS: '0',
+    PRESENCE_CLIENTS_PER_ADDRESS: '0',
+  };
   let server: RunningServer | undefined;
   const failures: string[] = [];
   try {

@@ -76,12 +76,17 @@ export async function history(room: string, before?: number, limit = 50): Promis
   return messages;
 }
 
-/** Stores a message; resolves once the server has it (the contract's rule 1). */
-export async function send(message: NewMessage): Promise<Message> {
+/**
+ * Stores a message; resolves once the server has it (the contract's rule 1).
+ * `signal` ends the wait (the sender's timeout): then it rejects with a
+ * retryable `ApiError` (`timeout`).
+ */
+export async function send(message: NewMessage, signal?: AbortSignal): Promise<Message> {
   const answer = await call<SendAnswer>('/send', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(message),
+    ...(signal ? { signal } : {}),
   });
   return answer.message;
 }
@@ -114,8 +119,12 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   try {
     res = await fetch(url, { cache: 'no-store', ...init });
   } catch (error) {
-    if (init.signal?.aborted && (init.signal.reason as Error | undefined)?.name === 'AbortError') {
+    const reason = init.signal?.aborted ? (init.signal.reason as Error | undefined) : undefined;
+    if (reason?.name === 'AbortError') {
       throw error; // Aborted by the caller: not a failure to report.
+    }
+    if (reason?.name === 'TimeoutError') {
+      throw new ApiError('The server did not answer in time.', 0, 'timeout');
     }
     throw new ApiError('The server cannot be reached.', 0, 'network_error');
   }

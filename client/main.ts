@@ -1,22 +1,24 @@
 /**
  * The page's wiring: read the room from the URL (refused in words when the
- * server would refuse it: `words.ts`), show the latest messages, start the
- * long-poll loop (`poll.ts`) and the sender (`sender.ts`), and connect them
- * to the DOM (`view.ts`). Who is here and who is typing (`people.ts`,
- * `typing.ts`) hang on the loop's `query` and `onAnswer` hooks, in one block
- * below.
+ * server would refuse it: `words.ts`), show the latest messages, follow the
+ * room's feed (`tabs/`: one long poll per browser and room, run by one of
+ * its tabs), start the sender (`sender.ts`), and connect them to the DOM
+ * (`view.ts`). Who is here and who is typing (`people.ts`, `typing.ts`)
+ * hang on the feed's `query` and `onAnswer` hooks, in one block below.
  */
 import $ from 'jquery/slim';
 import { ApiError, history, type Message, type RecvAnswer, typing } from './api.ts';
 import { backoffDelay, sleep } from './backoff.ts';
+import { browserClientId } from './client-id.ts';
 import { draftState, refusal } from './draft.ts';
-import { randomId } from './ids.ts';
 import { OwnMessages } from './own-messages.ts';
 import { PeopleList, pollNickname } from './people.ts';
-import { type ConnectionStatus, Poller } from './poll.ts';
+import type { ConnectionStatus } from './poll.ts';
 import { Sender } from './sender.ts';
 import { loadItem, saveItem } from './storage.ts';
+import { createFeed } from './tabs/create-feed.ts';
 import { TypingIndicator, TypingNotifier } from './typing.ts';
+import { UnreadTitle } from './unread.ts';
 import { ChatView } from './view.ts';
 import { errorInWords, roomRefusal } from './words.ts';
 
@@ -27,13 +29,40 @@ const NEAR_TOP_PX = 80;
 const NICKNAME_KEY = 'chat.nickname';
 
 const room = new URLSearchParams(location.search).get('room') || 'main';
-// One id per page load: a reload or a duplicated tab is a new client, and the
-// server forgets the old one as soon as its waiting poll closes.
-const client = randomId();
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
 const own = new OwnMessages(room);
 const view = new ChatView({ isMine: (message) => own.has(message) });
 view.showRoom(room);
+const unread = new UnreadTitle({
+  title: document.title,
+  visible: () => document.visibilityState === 'visible',
+  setTitle: (title) => {
+    document.title = title;
+  },
+});
+document.addEventListener('visibilitychange', () => unread.visibilityChanged());
+
+// Listening to the room's other tabs from now on, before the first page
+// loads: what they hand on meanwhile is kept (tabs/feed.ts).
+const feed = createFeed({
+  room,
+  client: browserClientId,
+  onMessages: (messages) => {
+    view.addMessages(messages);
+    unread.arrived(messages.filter((message) => !own.has(message)).length);
+    whoIsHere.onMessages(messages);
+  },
+  onOnline: (count) => view.showOnline(count),
+  onStatus: (status, error) => {
+    view.showStatus(status, error);
+    if (status === 'reconnecting' || status === 'stopped') view.showPresenceStale();
+    whoIsHere.onStatus(status);
+  },
+  onReset: reloadRoom,
+  // `whoIsHere` is defined below; the feed calls these only once the page runs.
+  query: () => whoIsHere.query(),
+  onAnswer: (answer) => whoIsHere.onAnswer(answer),
+});
 
 const $nickname = $('#nickname');
 const $message = $('#message');
@@ -180,13 +209,14 @@ async function reloadRoom(head: number): Promise<number | undefined> {
 const whoIsHere = (() => {
   const people = new PeopleList();
   const typists = new TypingIndicator({
-    ownClient: () => client,
+    ownClient: browserClientId,
     render: (text) => view.showTyping(text),
   });
   const notifier = new TypingNotifier({
     async send() {
       const nickname = pollNickname(String($nickname.val()));
-      if ((await typing({ room, client, nickname })) === 'unknown') notifier.disable();
+      if ((await typing({ room, client: browserClientId(), nickname })) === 'unknown')
+        notifier.disable();
     },
   });
   return {
@@ -223,30 +253,13 @@ async function start(): Promise<void> {
   }
   const latest = await loadLatest();
   if (latest === undefined) return;
-  const poller = new Poller({
-    room,
-    client,
-    cursor: showLatest(latest),
-    onMessages: (messages) => {
-      view.addMessages(messages);
-      whoIsHere.onMessages(messages);
-    },
-    onOnline: (count) => view.showOnline(count),
-    onStatus: (status, error) => {
-      view.showStatus(status, error);
-      if (status === 'reconnecting' || status === 'stopped') view.showPresenceStale();
-      whoIsHere.onStatus(status);
-    },
-    onReset: reloadRoom,
-    query: whoIsHere.query,
-    onAnswer: whoIsHere.onAnswer,
-  });
+  const cursor = showLatest(latest);
   view.showStatus('connected');
-  poller.start();
+  feed.start(cursor);
 
   // The browser knows before our backoff does: retry at once.
   window.addEventListener('online', () => {
-    poller.wake();
+    feed.wake();
     sender.wake();
   });
 }

@@ -11,8 +11,8 @@
  * message 3. Only the newest marks are kept, so storage stays small.
  *
  * This is per browser, not per tab: every tab of the browser reads the same
- * marks when it opens. The tab's `client` id for the online count stays per
- * page load (main.ts).
+ * marks when it opens, as it reads the browser's `client` id for the online
+ * count (client-id.ts).
  */
 import type { Message } from '../protocol/protocol.ts';
 import { loadItem, saveItem } from './storage.ts';

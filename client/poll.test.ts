@@ -1,11 +1,13 @@
 /**
  * The loop's decisions, with a scripted transport in place of the network:
- * what it polls with, what it hands on, and how it treats errors. The real
- * network, server and browser are in the e2e suite (`e2e/reconnect.spec.ts`).
+ * what it polls with, what it hands on (through a tab's room state, as the
+ * page wires them), and how it treats errors. The real network, server and
+ * browser are in the e2e suite (`e2e/reconnect.spec.ts`, `e2e/tabs.spec.ts`).
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, type Message, type RecvAnswer } from './api.ts';
-import { type ConnectionStatus, Poller, type PollerOptions } from './poll.ts';
+import { type ConnectionStatus, Poller } from './poll.ts';
+import { RoomState, type RoomStateOptions } from './room-state.ts';
 
 const message = (id: number): Message => ({
   id,
@@ -31,11 +33,14 @@ const resetAnswer = (head: number, online = 1): RecvAnswer => ({
 /** A poller whose transport plays `script` in order, then waits until stopped. */
 function scripted(
   script: (RecvAnswer | ApiError)[],
-  options: Partial<Pick<PollerOptions, 'cursor' | 'onReset' | 'query' | 'onAnswer'>> = {},
+  options: Partial<Pick<RoomStateOptions, 'cursor' | 'onReset'>> & {
+    query?: () => Record<string, string>;
+  } = {},
 ) {
   const sinces: number[] = [];
-  const extras: Record<string, string>[] = [];
+  const queries: Record<string, string>[] = [];
   const delivered: number[][] = [];
+  const answers: RecvAnswer[] = [];
   const statuses: ConnectionStatus[] = [];
   const online: number[] = [];
   let pings = 0;
@@ -43,21 +48,27 @@ function scripted(
   const settled = new Promise<void>((resolve) => {
     idle = resolve;
   });
+  const state = new RoomState({
+    cursor: options.cursor ?? 0,
+    onMessages: (messages) => delivered.push(messages.map((m) => m.id)),
+    onOnline: (count) => online.push(count),
+    onReset: options.onReset,
+    onAnswer: (answer) => answers.push(answer),
+  });
   const poller = new Poller({
     room: 'main',
     client: 'tab-12345678',
-    cursor: 0,
-    onMessages: (messages) => delivered.push(messages.map((m) => m.id)),
-    onOnline: (count) => online.push(count),
+    cursor: () => state.cursor,
+    query: options.query,
+    onAnswer: (answer) => state.apply(answer),
     onStatus: (status) => statuses.push(status),
     backoff: { random: () => 0 },
     ping: async () => {
       pings += 1;
     },
-    ...options,
-    recv: (_room, since, _client, signal, extra = {}) => {
+    recv: (_room, since, _client, signal, query) => {
       sinces.push(since);
-      extras.push(extra);
+      if (query) queries.push(query);
       const next = script.shift();
       if (next instanceof ApiError) return Promise.reject(next);
       if (next) return Promise.resolve(next);
@@ -69,8 +80,10 @@ function scripted(
   });
   return {
     poller,
+    state,
     sinces,
-    extras,
+    queries,
+    answers,
     delivered,
     statuses,
     online,
@@ -97,7 +110,7 @@ describe('Poller', () => {
       await run.settled;
       run.poller.stop();
       expect(run.delivered).toEqual([[1, 2], [3]]);
-      expect(run.poller.cursor).toBe(3);
+      expect(run.state.cursor).toBe(3);
     });
 
     it('should pass on the online count of every answer', async () => {
@@ -107,42 +120,54 @@ describe('Poller', () => {
       run.poller.stop();
       expect(run.online).toEqual([1, 2, 3]);
     });
-  });
 
-  describe('with the hooks a page adds (query, onAnswer)', () => {
-    it('should read the extra query just before each poll', async () => {
-      let version = 0;
-      const run = scripted([answer([1]), answer([2])], {
-        query: () => ({ people: String(version++) }),
-      });
+    it('should hand on every field of each answer, with only the new messages', async () => {
+      const people = { version: 4, names: ['Ann', 'Bob'], more: 0 };
+      const typing = [{ nickname: 'Bob', client: 'bob-12345678' }];
+      const run = scripted([{ ...answer([1, 2], 2), people, typing }, answer([2, 3])]);
       run.poller.start();
       await run.settled;
       run.poller.stop();
-      expect(run.extras).toEqual([{ people: '0' }, { people: '1' }, { people: '2' }]);
+      expect(run.answers).toEqual([
+        { ...answer([1, 2], 2), people, typing },
+        { ...answer([3]), cursor: 3 },
+      ]);
     });
 
-    it('should hand on every answer whole, typing-only ones too', async () => {
-      const typingOnly: RecvAnswer = {
-        ...answer([]),
-        cursor: 1,
-        typing: [{ nickname: 'Ann', client: 'ann-12345678' }],
-        typingOnly: true,
-      };
-      const withPeople: RecvAnswer = {
-        ...answer([2]),
-        people: { version: 3, names: ['Ann', 'Bob'], more: 0 },
-      };
-      const answers: RecvAnswer[] = [];
-      const run = scripted([answer([1]), typingOnly, withPeople], {
-        onAnswer: (whole) => answers.push(whole),
+    it('should send the extra query of each poll as it is just before that poll', async () => {
+      let version = 0;
+      const run = scripted([answer([1]), answer([2])], {
+        query: () => ({ nickname: 'Ann', people: String(version++) }),
       });
       run.poller.start();
       await run.settled;
       run.poller.stop();
-      expect(answers).toEqual([answer([1]), typingOnly, withPeople]);
-      // A typing-only answer moves no cursor: the next poll asks from the same id.
-      expect(run.sinces).toEqual([0, 1, 1, 2]);
-      expect(run.delivered).toEqual([[1], [2]]);
+      expect(run.queries).toEqual([
+        { nickname: 'Ann', people: '0' },
+        { nickname: 'Ann', people: '1' },
+        { nickname: 'Ann', people: '2' },
+      ]);
+    });
+  });
+
+  describe('when an answer was woken only for typing', () => {
+    it('should poll again at once with the same cursor, without a backoff or a ping', async () => {
+      const typing = [{ nickname: 'Bob', client: 'bob-12345678' }];
+      const typingOnly: RecvAnswer = {
+        messages: [],
+        cursor: 1,
+        online: 2,
+        typing,
+        typingOnly: true,
+      };
+      const run = scripted([answer([1]), typingOnly, typingOnly, answer([2])]);
+      run.poller.start();
+      await run.settled;
+      run.poller.stop();
+      expect(run.sinces).toEqual([0, 1, 1, 1, 2]);
+      expect(run.pings()).toBe(0);
+      expect(run.statuses).toEqual(['connected']);
+      expect(run.answers.filter((a) => a.typingOnly)).toEqual([typingOnly, typingOnly]);
     });
   });
 
@@ -218,9 +243,8 @@ describe('Poller', () => {
         new Poller({
           room: 'Bad Room',
           client: 'tab-12345678',
-          cursor: 0,
-          onMessages: () => {},
-          onOnline: () => {},
+          cursor: () => 0,
+          onAnswer: () => {},
           onStatus: (status, error) => {
             statuses.push([status, error]);
             if (status === 'stopped') resolve();

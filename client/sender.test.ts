@@ -1,7 +1,8 @@
 /**
  * The send queue's decisions, with a scripted transport. That the server
  * stores a retried key once is tested against the real server, from a real
- * browser, in `e2e/reconnect.spec.ts`.
+ * browser, in `e2e/reconnect.spec.ts`, and after a cluster worker died
+ * holding the send, in `test/cluster/worker-crash.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, type Message, type NewMessage } from './api.ts';
@@ -67,5 +68,36 @@ describe('Sender', () => {
     await done;
     expect(refused.map(([pending, error]) => [pending.text, error])).toEqual([['bad', tooLong]]);
     expect(sent).toEqual(['good']);
+  });
+
+  it('should give up a send that gets no answer within timeoutMs, and retry it with the same key', async () => {
+    const attempts: NewMessage[] = [];
+    const retried: ApiError[] = [];
+    const started = performance.now();
+    const sent = await new Promise<Message>((resolve) => {
+      const sender = new Sender({
+        room: 'main',
+        timeoutMs: 50,
+        backoff: { random: () => 0 },
+        send: (input, signal) => {
+          attempts.push(input);
+          if (attempts.length > 1) return Promise.resolve(stored(input, 1));
+          // The first answer never comes (a connection nobody serves): only the timeout ends it.
+          return new Promise((_, reject) => {
+            signal?.addEventListener('abort', () =>
+              reject(new ApiError('The server did not answer in time.', 0, 'timeout')),
+            );
+          });
+        },
+        onSent: (_pending, message) => resolve(message),
+        onRetrying: (_pending, error) => retried.push(error),
+        onRefused: () => {},
+      });
+      sender.enqueue('hello', 'Ann');
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    expect(retried.map((e) => [e.code, e.retryable])).toEqual([['timeout', true]]);
+    expect(attempts.map((a) => a.key)).toEqual([attempts[0]!.key, attempts[0]!.key]);
+    expect(sent.id).toBe(1);
   });
 });

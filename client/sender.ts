@@ -8,10 +8,22 @@
  * time, in the order typed, so a retry never lets a later line overtake an
  * earlier one. An error a retry cannot fix (other 4xx) is reported and the
  * queue moves on.
+ *
+ * A send that gets no answer within `timeoutMs` is given up and retried the
+ * same way: its connection may be one nobody will ever answer (a server
+ * worker that died holding it, a NAT entry dropped), and without a timeout
+ * the message would stay "sending…" for good.
  */
 import { ApiError, type Message, send } from './api.ts';
 import { type BackoffOptions, backoffDelay, sleep } from './backoff.ts';
 import { randomId } from './ids.ts';
+
+/**
+ * How long a send may wait for its answer before it is retried. The server
+ * answers a send within its store deadline (`STORE_TIMEOUT_MS`, 2 s by
+ * default: stored, or 503); this leaves room for a slow network on top.
+ */
+export const SEND_TIMEOUT_MS = 10_000;
 
 export interface PendingSend {
   key: string;
@@ -29,6 +41,8 @@ export interface SenderOptions {
   onRefused(pending: PendingSend, error: ApiError): void;
   send?: typeof send;
   backoff?: BackoffOptions;
+  /** @default SEND_TIMEOUT_MS */
+  timeoutMs?: number;
 }
 
 export class Sender {
@@ -68,7 +82,8 @@ export class Sender {
     const post = this.#options.send ?? send;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const message = await post({ ...pending, room });
+        const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
+        const message = await post({ ...pending, room }, timeout);
         onSent(pending, message);
         return;
       } catch (thrown) {

@@ -1,10 +1,10 @@
 /**
  * The examples' two-tab demo, in a real browser: the 2011 page served by
- * examples/naive and by examples/fixed. The page is the article's, with its
- * own flaws, and these tests show them as examples/naive/README.md tells.
+ * examples/naive, with its own flaws, as examples/naive/README.md tells, and
+ * examples/fixed's page, which fixes them.
  */
 import { type Browser, expect, type Page, test } from '@playwright/test';
-import { type ExampleProcess, startExample } from '../test/examples/example-process.ts';
+import { type ExampleProcess, sendForm, startExample } from '../test/examples/example-process.ts';
 
 async function open(browser: Browser, url: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
@@ -24,7 +24,7 @@ async function say(page: Page, nickname: string, text: string): Promise<void> {
 }
 
 for (const name of ['naive', 'fixed'] as const) {
-  test.describe(`the 2011 page on examples/${name}`, () => {
+  test.describe(`the page of examples/${name}`, () => {
     let example: ExampleProcess;
     test.beforeEach(async () => {
       example = await startExample(name);
@@ -46,17 +46,89 @@ for (const name of ['naive', 'fixed'] as const) {
       await expect(ann.locator('#messages p')).toHaveText(['Bob: Hello Ann', 'Ann: Hi Bob!']);
       await expect(ann.getByLabel('Message:')).toHaveValue('');
     });
+  });
+}
 
-    test('its flaw: a message is inserted as HTML', async ({ browser }) => {
+test.describe('the page of examples/fixed', () => {
+  test('puts a message in as text', async ({ browser }) => {
+    const example = await startExample('fixed');
+    try {
+      const ann = await open(browser, example.url);
+      await expect.poll(() => waiting(example)).toBe(1);
+      await say(ann, 'Ann', '<i>not</i> <img src=x onerror="document.title=1"> markup');
+      await expect(ann.locator('#messages p span')).toHaveText(
+        '<i>not</i> <img src=x onerror="document.title=1"> markup',
+      );
+      await expect(ann.locator('#messages i, #messages img')).toHaveCount(0);
+    } finally {
+      for (const context of browser.contexts()) await context.close();
+      await example.stop();
+    }
+  });
+
+  test('gets what was sent between two of its polls, with its cursor', async ({ browser }) => {
+    const example = await startExample('fixed');
+    try {
+      await sendForm(example.url, { nickname: 'Bob', text: 'before you came' });
+      const ann = await open(browser, example.url);
+      await expect(ann.locator('#messages p')).toHaveText(['Bob: before you came']);
+      await expect.poll(() => waiting(example)).toBe(1);
+    } finally {
+      for (const context of browser.contexts()) await context.close();
+      await example.stop();
+    }
+  });
+
+  test('polls again after a failed poll, later each time, and chats once the server is back', async ({
+    browser,
+  }) => {
+    let example = await startExample('fixed');
+    try {
+      const page = await (await browser.newContext()).newPage();
+      // The page's timers run on a clock the test moves, so the waits between retries show.
+      await page.clock.install();
+      let polls = 0;
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/recv') polls += 1;
+      });
+      await page.goto(example.url);
+      await expect.poll(() => waiting(example)).toBe(1);
+      await example.stop();
+      await expect(page.getByRole('status')).toHaveText(/trying again in 1 s/);
+      await page.clock.runFor(1_000);
+      await expect(page.getByRole('status')).toHaveText(/trying again in 2 s/);
+      await page.clock.runFor(2_000);
+      await expect(page.getByRole('status')).toHaveText(/trying again in 4 s/);
+      const failed = polls;
+      example = await startExample('fixed', { PORT: String(example.port) });
+      await page.clock.runFor(4_000);
+      await expect.poll(() => waiting(example)).toBe(1);
+      expect(polls).toBe(failed + 1);
+      await sendForm(example.url, { nickname: 'Bob', text: 'back again' });
+      await expect(page.locator('#messages p')).toHaveText(['Bob: back again']);
+      // The first answer since the failures clears the notice.
+      await expect(page.getByRole('status')).toHaveText('');
+    } finally {
+      for (const context of browser.contexts()) await context.close();
+      await example.stop();
+    }
+  });
+});
+
+test.describe('the 2011 page on examples/naive', () => {
+  test('its flaw: a message is inserted as HTML', async ({ browser }) => {
+    const example = await startExample('naive');
+    try {
       const ann = await open(browser, example.url);
       await expect.poll(() => waiting(example)).toBe(1);
       await say(ann, 'Ann', '<i>not</i> plain text');
       await expect(ann.locator('#messages p span i')).toHaveText('not');
-    });
+    } finally {
+      for (const context of browser.contexts()) await context.close();
+      await example.stop();
+    }
   });
-}
 
-test.describe('the 2011 page on examples/naive', () => {
   test('its flaw: after one failed poll it never polls again', async ({ browser }) => {
     let example = await startExample('naive');
     try {

@@ -19,6 +19,8 @@ export interface OpenChatOptions {
   room?: string;
   /** Reuse a context (same storage), e.g. to reload with a remembered nickname. */
   context?: BrowserContext;
+  /** Where the page is opened from, e.g. a host name mapped to 127.0.0.1. @default the server's URL */
+  origin?: string;
 }
 
 interface TestFixtures {
@@ -80,7 +82,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
         problems.push(`${tab} console error: ${text}`);
       });
       page.on('pageerror', (error) => problems.push(`${tab} page error: ${error.message}`));
-      await page.goto(`${server.url}/?room=${options.room ?? room}`);
+      await page.goto(`${options.origin ?? server.url}/?room=${options.room ?? room}`);
       return new ChatPage(page);
     });
 

@@ -125,7 +125,7 @@ export const limits = Object.freeze({
 export const ROOM_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 /** Idempotency keys. */
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-/** The per-tab client id of `/recv` (the online count). */
+/** The client id of `/recv` (the online count): one per browser, shared by its tabs. */
 export const CLIENT_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
 
 export const DEFAULT_ROOM = 'main';

@@ -1,7 +1,7 @@
 /**
  * `npm run check:docs`: every relative link in README.md and docs/*.md must
- * point at a file that exists, and every link to a line of code must land on
- * a line holding the identifier its text names (scripts/doc-links.ts).
+ * point at a file that exists, and every link into the code must name a
+ * symbol that its file declares, never a line number (scripts/doc-links.ts).
  * Prints each broken link with where the identifier is now; exits 1 if any.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -3,24 +3,44 @@
  * in order, as a reader would, and checks that each prints what the guide
  * says (the checks are HTML comments under each block: scripts/guide-blocks.ts).
  *
- * Re-runnable, like the guide: the servers get free ports through the
- * guide's own variables (NAIVE_PORT, FIXED_PORT, CHAT_PORT), the real chat
- * a fresh SQLite file, and every server started is stopped at the end.
- * `--rounds=2` runs the whole guide twice in a row. Exits 1 on any unmet
- * promise, with the command's output.
+ * Re-runnable, like the guide, and on the same servers: the first round
+ * starts them, and every later round (`--rounds=N`, 2 by default) runs every
+ * other command again against those servers and their database, so a
+ * command that only works on a fresh database (a cursor assumed instead of
+ * read from an answer) fails. The servers listen on the guide's own
+ * variables (NAIVE_PORT, FIXED_PORT, CHAT_PORT), kept when set and free
+ * ports otherwise. The guide's `mktemp -d` folders go into a folder of the
+ * check's own (TMPDIR), removed with the servers at the end. Exits 1 on any
+ * unmet promise, with the command's output.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readCli } from './cli.ts';
 import { type Block, guideBlocks, unmet } from './guide-blocks.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const GUIDE = 'docs/long-polling.md';
 const START_TIMEOUT_MS = 60_000;
 const COMMAND_TIMEOUT_MS = 300_000;
-const rounds = Number(/^--rounds=(\d+)$/.exec(process.argv[2] ?? '')?.[1] ?? 1);
+const cli = readCli({
+  usage: `usage: npm run check:guide [-- --rounds=N]
+
+Runs every command block of ${GUIDE} and checks what each prints.
+
+  --rounds=N     run the guide N times (default 2): the first round starts the
+                 servers, each later one runs every command again on them
+  -h, --help     this help
+
+NAIVE_PORT, FIXED_PORT and CHAT_PORT are kept when set; free ports otherwise.`,
+  options: { rounds: { type: 'string' } },
+});
+const rounds = cli.integer('rounds', 2, { min: 1 });
+/** TMPDIR of every command: the guide's `mktemp -d` folders land here, removed at the end. */
+const scratch = mkdtempSync(join(tmpdir(), 'check-guide-'));
 
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1');
@@ -39,7 +59,10 @@ function stopServers(): void {
   }
   servers.clear();
 }
-process.once('exit', stopServers);
+process.once('exit', () => {
+  stopServers();
+  rmSync(scratch, { recursive: true, force: true });
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     stopServers();
@@ -119,58 +142,76 @@ const indent = (text: string) =>
     .map((line) => `      | ${line}`)
     .join('\n');
 
-async function round(blocks: Block[]): Promise<number> {
-  const env = {
-    ...process.env,
-    NAIVE_PORT: String(await freePort()),
-    FIXED_PORT: String(await freePort()),
-    CHAT_PORT: String(await freePort()),
-  };
-  process.stdout.write(
-    `ports: naive ${env.NAIVE_PORT}, fixed ${env.FIXED_PORT}, chat ${env.CHAT_PORT}\n`,
-  );
+/** The port in `name` when it is set, else a free one. */
+async function portFor(name: 'NAIVE_PORT' | 'FIXED_PORT' | 'CHAT_PORT'): Promise<string> {
+  const set = process.env[name]?.trim();
+  return set ? set : String(await freePort());
+}
+
+/** Runs every block; the servers' blocks only when `startServers` (the first round). */
+async function round(
+  blocks: Block[],
+  env: NodeJS.ProcessEnv,
+  startServers: boolean,
+): Promise<number> {
   let failures = 0;
-  try {
-    for (const block of blocks) {
-      const first = block.script.split('\n').find((line) => !/^[A-Z]=/.test(line)) ?? block.script;
-      const title = `${GUIDE}:${block.line} ${first.slice(0, 70)}`;
-      const skip = block.checks.find((check) => check.kind === 'skip');
-      const starts = block.checks.find((check) => check.kind === 'starts');
-      let problems: string[];
-      let note = '';
-      if (block.checks.length === 0) {
-        problems = [
-          'has no check: say what it prints (<!-- check: prints /…/ -->) or why it is skipped',
-        ];
-      } else if (skip) {
-        process.stdout.write(`  - ${title} (skipped: ${skip.reason})\n`);
-        continue;
-      } else if (starts) {
-        problems = await start(block, starts.ready, env);
-        note = ' (running)';
-      } else {
-        const result = await run(block, env);
-        problems = result.problems;
-        note = ` (${result.seconds.toFixed(1)} s)`;
-      }
-      if (problems.length === 0) {
-        process.stdout.write(`  ✓ ${title}${note}\n`);
-      } else {
-        failures += 1;
-        process.stdout.write(`  ✗ ${title}\n${problems.map((p) => `    ${p}`).join('\n')}\n`);
-      }
+  for (const block of blocks) {
+    const first = block.script.split('\n').find((line) => !/^[A-Z]=/.test(line)) ?? block.script;
+    const title = `${GUIDE}:${block.line} ${first.slice(0, 70)}`;
+    const skip = block.checks.find((check) => check.kind === 'skip');
+    const starts = block.checks.find((check) => check.kind === 'starts');
+    let problems: string[];
+    let note = '';
+    if (block.checks.length === 0) {
+      problems = [
+        'has no check: say what it prints (<!-- check: prints /…/ -->) or why it is skipped',
+      ];
+    } else if (skip) {
+      process.stdout.write(`  - ${title} (skipped: ${skip.reason})\n`);
+      continue;
+    } else if (starts && !startServers) {
+      process.stdout.write(`  - ${title} (running since round 1)\n`);
+      continue;
+    } else if (starts) {
+      problems = await start(block, starts.ready, env);
+      note = ' (running)';
+    } else {
+      const result = await run(block, env);
+      problems = result.problems;
+      note = ` (${result.seconds.toFixed(1)} s)`;
     }
-  } finally {
-    stopServers();
+    if (problems.length === 0) {
+      process.stdout.write(`  ✓ ${title}${note}\n`);
+    } else {
+      failures += 1;
+      process.stdout.write(`  ✗ ${title}\n${problems.map((p) => `    ${p}`).join('\n')}\n`);
+    }
   }
   return failures;
 }
 
 const blocks = guideBlocks(readFileSync(resolve(root, GUIDE), 'utf8'));
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  NAIVE_PORT: await portFor('NAIVE_PORT'),
+  FIXED_PORT: await portFor('FIXED_PORT'),
+  CHAT_PORT: await portFor('CHAT_PORT'),
+  TMPDIR: scratch,
+};
+process.stdout.write(
+  `ports: naive ${env.NAIVE_PORT}, fixed ${env.FIXED_PORT}, chat ${env.CHAT_PORT}\n`,
+);
 let failures = 0;
-for (let i = 1; i <= rounds; i += 1) {
-  process.stdout.write(`${GUIDE}, round ${i} of ${rounds}: ${blocks.length} command blocks\n`);
-  failures += await round(blocks);
+try {
+  for (let i = 1; i <= rounds; i += 1) {
+    const how = i === 1 ? 'fresh servers' : 'the same servers and database';
+    process.stdout.write(
+      `${GUIDE}, round ${i} of ${rounds} (${how}): ${blocks.length} command blocks\n`,
+    );
+    failures += await round(blocks, env, i === 1);
+  }
+} finally {
+  stopServers();
 }
 if (failures > 0) {
   process.stdout.write(`\n${failures} command block(s) of ${GUIDE} did not do what it says\n`);

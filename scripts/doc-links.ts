@@ -3,11 +3,14 @@
  * pure functions (tested in test/scripts/doc-links.test.ts).
  *
  * - A relative link must point at a file or folder that exists.
- * - A link to lines of a file (`file.ts#L42`, `file.ts#L42-L50`) must name,
- *   in a code span, the identifier it promises (`[`Hub.catchUp`](…#L131)`),
- *   and that line (the first of a range) must hold it. Code moves; a line
- *   number does not follow it. This turns "the link now points at the wrong
- *   line" into a failing check instead of a reader's confusion.
+ * - A link into the code names a symbol, never a line: the link's text is a
+ *   code span with the symbol (`[`createRecvHandler`](../server/http/recv.ts)`,
+ *   `[`MessageLog.accept`](…/message-log.ts)`), and the source file it points
+ *   at must declare it (a function, class, interface, type, variable,
+ *   method or property; `A.b` is `b` declared inside `A`'s block). Code
+ *   moves and line numbers do not follow it, so a link to a line (`#L42`) is
+ *   refused: it broke with every edit above it, and fixing them took commits
+ *   of their own.
  */
 
 export interface LinkProblem {
@@ -24,20 +27,74 @@ export interface Files {
 }
 
 const LINK = /\[((?:[^\]`]|`[^`]*`)+)\]\(([^)\s]+)\)/g;
+/** Files whose symbols a link may name. */
+const SOURCE = /\.(?:[cm]?[jt]sx?)$/;
 
-/** The identifier a link's text names: `Hub.catchUp` → `catchUp`, `#armTimer` → `#armTimer`, `answer()` → `answer`. */
-export function namedIdentifier(text: string): string | undefined {
+/**
+ * The symbol a link's text names, as its dotted parts: `Hub.catchUp` →
+ * [`Hub`, `catchUp`], `#armTimer` → [`#armTimer`], `answer()` → [`answer`].
+ * Undefined for plain words and for a file or folder name (`recv.ts`).
+ */
+export function namedSymbol(text: string): string[] | undefined {
   const code = /`([^`]+)`/.exec(text)?.[1];
-  // A file name (`recv.ts`) names no identifier: any line of the file would do.
   if (code === undefined || /\.(?:[cm]?[jt]sx?|json|md|html|css)$|\//.test(code)) return undefined;
-  const name = code.split('(')[0]!.trim().split('.').at(-1)!;
-  return /^#?[A-Za-z_$][\w$]*$/.test(name) ? name : undefined;
+  const parts = code.split('(')[0]!.trim().split('.');
+  return parts.every((part) => /^#?[A-Za-z_$][\w$]*$/.test(part)) ? parts : undefined;
 }
 
-/** Whether `line` holds `name` as a whole word. */
-export function holds(line: string, name: string): boolean {
-  const escaped = name.replace(/[$#]/g, (c) => `\\${c}`);
-  return new RegExp(`(?<![\\w$#])${escaped}(?![\\w$])`).test(line);
+const escapeName = (name: string) => name.replace(/[$#]/g, (c) => `\\${c}`);
+
+/** Whether `line` declares `name`: `function name`, `class name`, `const name =`, `  name(…) {`, `  name: T`, … */
+export function declares(line: string, name: string): boolean {
+  const n = escapeName(name);
+  const keyword = new RegExp(
+    `(?:^|[^\\w$#.])(?:function\\*?|class|interface|type|enum|const|let|var|namespace)\\s+${n}(?![\\w$])`,
+  );
+  const member = new RegExp(
+    `^\\s*(?:export\\s+)?(?:(?:public|private|protected|static|readonly|async|get|set|override|declare|abstract)\\s+)*\\*?${n}\\??\\s*[(<:=]`,
+  );
+  return keyword.test(line) || member.test(line);
+}
+
+/**
+ * The 1-based line that declares the symbol in `source`, or undefined. For
+ * `A.b`, `b` must be declared after `A`'s declaration and before the brace
+ * that closes `A`'s block.
+ */
+export function findSymbol(source: string, parts: string[]): number | undefined {
+  const lines = source.split('\n');
+  let from = 0;
+  let to = lines.length;
+  let found: number | undefined;
+  for (const part of parts) {
+    found = undefined;
+    for (let i = from; i < to; i += 1) {
+      if (declares(lines[i]!, part)) {
+        found = i;
+        break;
+      }
+    }
+    if (found === undefined) return undefined;
+    from = found + 1;
+    to = endOfBlock(lines, found);
+  }
+  return found === undefined ? undefined : found + 1;
+}
+
+/** The index past the line where the block opened on line `start` closes (by counting braces). */
+function endOfBlock(lines: string[], start: number): number {
+  let depth = 0;
+  let opened = false;
+  for (let i = start; i < lines.length; i += 1) {
+    for (const c of lines[i]!.replace(/(["'`])(?:\\.|(?!\1).)*\1|\/\/.*$/g, '')) {
+      if (c === '{') {
+        depth += 1;
+        opened = true;
+      } else if (c === '}') depth -= 1;
+    }
+    if (opened && depth <= 0) return i + 1;
+  }
+  return lines.length;
 }
 
 /**
@@ -72,20 +129,16 @@ function checkLink(
   const [path, fragment] = target.split('#', 2) as [string, string | undefined];
   const file = resolve(decodeURIComponent(path));
   if (!files.exists(file)) return `${path} does not exist`;
-  const lines = fragment === undefined ? undefined : /^L(\d+)(?:-L(\d+))?$/.exec(fragment);
-  if (!lines) return undefined;
-  const name = namedIdentifier(label);
-  if (name === undefined) {
-    return `a link to #${fragment} must name the identifier it points at in a code span, e.g. [\`answer\`](${target})`;
+  const symbol = namedSymbol(label);
+  if (fragment !== undefined && /^L\d+(?:-L\d+)?$/.test(fragment)) {
+    const named = symbol ? `[\`${symbol.join('.')}\`](${path})` : `[\`name\`](${path})`;
+    return `a link names a symbol, not a line: ${named}, without #${fragment}`;
   }
-  const text = files.read(file)?.split('\n');
-  const first = Number(lines[1]);
-  const line = text?.[first - 1];
-  if (line === undefined) return `${path} has no line ${first}`;
-  if (!holds(line, name)) {
-    const found = text!.flatMap((l, i) => (holds(l, name) ? [i + 1] : []));
-    const hint = found.length > 0 ? ` (it is on line ${found.slice(0, 3).join(', ')})` : '';
-    return `line ${first} of ${path} does not hold \`${name}\`${hint}`;
-  }
-  return undefined;
+  if (symbol === undefined || !SOURCE.test(path)) return undefined;
+  const source = files.read(file);
+  if (source === undefined || findSymbol(source, symbol) !== undefined) return undefined;
+  const last = symbol.at(-1)!;
+  const elsewhere = symbol.length > 1 && findSymbol(source, [last]) !== undefined;
+  const hint = elsewhere ? ` (\`${last}\` is, outside \`${symbol[0]}\`)` : '';
+  return `${path} declares no \`${symbol.join('.')}\`${hint}`;
 }

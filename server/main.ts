@@ -10,13 +10,17 @@
  */
 import cluster from 'node:cluster';
 import { isChatIpc } from './bus/cluster-ipc.ts';
-import { ConfigError, loadConfig } from './core/config.ts';
+import { type Config, ConfigError, loadConfig } from './core/config.ts';
 import { createLog } from './core/log.ts';
 import { clusterUnsupported, runPrimary } from './process/cluster.ts';
 import { type RunningChat, startChat } from './process/server.ts';
+import { startUpProblem } from './process/start-up-error.ts';
+
+/** Read before anything can fail, so a failure can be told in the config's terms. */
+let config: Readonly<Config> | undefined;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  config = loadConfig();
   const unsupported = config.workers > 1 ? clusterUnsupported(config.port) : undefined;
   if (unsupported) createLog(config.logLevel)('warn', `WORKERS=${config.workers}: ${unsupported}`);
   if (config.workers > 1 && !unsupported && cluster.isPrimary) {
@@ -28,7 +32,7 @@ async function main(): Promise<void> {
       );
     }
     const outcome = await runPrimary(config, log);
-    log(outcome.code === 0 ? 'info' : 'error', `primary: ${outcome.why}`);
+    log(outcome.code === 0 ? 'info' : 'error', outcome.why);
     process.exit(outcome.code);
   }
   const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
@@ -69,13 +73,31 @@ async function main(): Promise<void> {
   }
 
   chat = await startChat(config, { log });
-  log('info', `chat listening on ${chat.url} (store ${chat.store.kind}, bus ${chat.bus.kind})`);
+  // The URL comes first and stays connectable: test helpers, the browser
+  // suite, the bench and the guide's check read it from this line.
+  const bound = boundTo(chat.server.address());
+  log(
+    'info',
+    `chat listening on ${chat.url} (${bound}store ${chat.store.kind}, bus ${chat.bus.kind})`,
+  );
   if (stoppedAt !== undefined) closeChat(chat);
 }
 
+/** `bound to 0.0.0.0:3000, every interface; `: where the socket really is, when it is on TCP. */
+function boundTo(address: ReturnType<RunningChat['server']['address']>): string {
+  if (address === null || typeof address === 'string') return '';
+  const every = address.address === '::' || address.address === '0.0.0.0';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `bound to ${host}:${address.port}${every ? ', every interface' : ''}; `;
+}
+
 main().catch((error: unknown) => {
+  const problem = config && startUpProblem(error, config);
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
+  } else if (problem !== undefined) {
+    process.stderr.write(`Cannot start the chat: ${problem}\n`);
+    if (config?.logLevel === 'debug') process.stderr.write(`${(error as Error).stack}\n`);
   } else {
     process.stderr.write(`Cannot start the chat: ${(error as Error).stack ?? String(error)}\n`);
   }

@@ -4,7 +4,7 @@
  * autocannon from node_modules does the same job (`BENCH_NO_AB=1` forces it).
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -45,12 +45,20 @@ export async function measureRate(options: RateOptions): Promise<RateResult> {
 
 async function withAb({ url, requests, concurrency, form }: RateOptions): Promise<RateResult> {
   const args = ['-q', '-k', '-n', String(requests), '-c', String(concurrency)];
+  // ab reads a POST body only from a file: one folder per run, removed when ab is done.
+  let dir: string | undefined;
   if (form !== undefined) {
-    const file = join(tmpdir(), `bench-form-${process.pid}.txt`);
+    dir = mkdtempSync(join(tmpdir(), 'bench-form-'));
+    const file = join(dir, 'body.txt');
     writeFileSync(file, form);
     args.push('-p', file, '-T', 'application/x-www-form-urlencoded');
   }
-  const { stdout } = await run('ab', [...args, url], { maxBuffer: 1 << 20 });
+  let stdout: string;
+  try {
+    ({ stdout } = await run('ab', [...args, url], { maxBuffer: 1 << 20 }));
+  } finally {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
   const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? 0);
   const percentiles: Record<string, number> = {};
   for (const [, q, ms] of stdout.matchAll(/^\s+(\d+)%\s+(\d+)/gm)) percentiles[q!] = Number(ms);

@@ -170,6 +170,8 @@ export interface Results {
     cpuModel: string;
     memoryGb: number;
     node: string;
+    /** The commit the run measured (`git describe --always --dirty`); absent in runs before it was recorded. */
+    commit?: string;
     loadAverage: number[];
     openFileLimit: { server: number; generator: number };
     rateTool: string;

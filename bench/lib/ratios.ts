@@ -107,6 +107,11 @@ function sustainedCells(row: SustainedRow): (string | number)[] {
  * these yet; the results JSON has them: `t6Rounds`, `t6[].ratioToBaseline`,
  * `t6[].serverCpuUsPerDelivery`, `t1Rounds`, `t1Ratio`.)
  */
+/** The caveat of every run: the figures come from cores the server shares with its load. */
+export function sharedCores(machine: Pick<Results['machine'], 'cpus' | 'loadAverage'>): string {
+  return `Figures from a machine with ${machine.cpus} cores shared by the server, the load generator and anything else running (load average at start ${machine.loadAverage.join(' ')}): compare ratios and CPU per delivery, not absolute rates.`;
+}
+
 export function renderRatios(r: Results): string {
   const out: string[] = [];
   const head = [
@@ -160,10 +165,6 @@ export function renderRatios(r: Results): string {
       '',
     );
   }
-  if (out.length > 0) {
-    out.push(
-      `Figures from a machine with ${r.machine.cpus} cores shared by the server, the load generator and anything else running (load average at start ${r.machine.loadAverage.join(' ')}): compare ratios and CPU per delivery, not absolute rates.`,
-    );
-  }
+  if (out.length > 0) out.push(sharedCores(r.machine));
   return out.join('\n');
 }

@@ -65,6 +65,11 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       // (getpeername: 6% of the chat's busy time in a profile of T5 at
       // N=10,000, when every poll read it).
       MAX_POLLS_PER_ADDRESS: '1000000',
+      // Likewise the per-address caps of connections and online ids
+      // (server/net/connection-limit.ts, server/presence/address-cap.ts).
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
+      MAX_IDLE_PER_ADDRESS: '0',
+      PRESENCE_CLIENTS_PER_ADDRESS: '0',
       LOG_LEVEL: 'warn',
       POLL_TIMEOUT_MS: String(options.pollTimeoutMs ?? 60_000),
       SERVE_STATIC: 'false',

@@ -5,6 +5,7 @@
  * its figures are not comparable.
  */
 import type { Results } from '../lib/context.ts';
+import { sharedCores } from '../lib/ratios.ts';
 import { serverColour, workersServer } from './colours.ts';
 import { barChart, escapeHtml, histogramChart, lineChart, type Series } from './svg.ts';
 import { renderTable } from './table.ts';
@@ -24,9 +25,15 @@ const byServer = <T extends { server: string; label: string }>(rows: T[]) => {
  * A figure over N, one series per server: lines when there are several N,
  * bars when the run measured one N only (a line through one point is no line).
  */
-function overN(series: Series[], xLabel: string, yLabel: string, unit: string): string {
+function overN(
+  series: Series[],
+  xLabel: string,
+  yLabel: string,
+  unit: string,
+  name: string,
+): string {
   const xs = new Set(series.flatMap((s) => s.points.map(([x]) => x)));
-  if (xs.size > 1) return lineChart(series, xLabel, yLabel);
+  if (xs.size > 1) return lineChart(series, xLabel, yLabel, { name, yUnit: unit });
   const [n] = [...xs];
   return barChart(
     series.map((s) => ({
@@ -37,6 +44,7 @@ function overN(series: Series[], xLabel: string, yLabel: string, unit: string): 
     })),
     unit,
     `${yLabel}, ${xLabel} = ${n}`,
+    name,
   );
 }
 
@@ -65,7 +73,8 @@ export function renderHtml(r: Results): string {
   const section = (title: string, intro: string, body: string, test?: string) =>
     `<section><h2>${escapeHtml(title)}</h2>${quickNote}<p>${intro}</p>${test ? targetsOf(test, targets) : ''}${body}</section>`;
 
-  // ab's percentiles (50, 66, …, 99, 100) evenly spaced: the tail is what differs.
+  // ab's percentiles (50, 66, …, 99, 100) evenly spaced, on a log axis: p50
+  // and p99 are a few ms, p100 can be a second, and the tail is what differs.
   const percentiles = Object.keys(r.t1[0]?.percentiles ?? {});
   const percentileSeries: Series[] = r.t1.map((row) => ({
     name: row.label,
@@ -106,14 +115,16 @@ export function renderHtml(r: Results): string {
           note: row.cpuUsPerRequest ? `(${row.cpuUsPerRequest} µs CPU/req)` : '',
         })),
         'req/s',
+        'req/s',
+        'T1 GET /time: requests per second, by server',
       ) +
         '<h3>Latency distribution (ab percentiles)</h3>' +
-        lineChart(
-          percentileSeries,
-          'percentile',
-          'ms',
-          percentiles.map((q) => `${q}%`),
-        ),
+        lineChart(percentileSeries, 'percentile', 'ms', {
+          name: 'T1 GET /time: latency percentiles in ms, by server',
+          yUnit: 'ms',
+          categories: percentiles.map((q) => `p${q}`),
+          logY: true,
+        }),
       'T1',
     ),
     section(
@@ -126,6 +137,8 @@ export function renderHtml(r: Results): string {
           colour: serverColour(row.server),
         })),
         'req/s',
+        'req/s',
+        'T2 GET /history: requests per second, by server and store',
       ),
     ),
     section(
@@ -138,12 +151,20 @@ export function renderHtml(r: Results): string {
           colour: serverColour(row.server),
         })),
         'req/s',
+        'req/s',
+        'T3 POST /send: requests per second, by server and store',
       ),
     ),
     section(
       'T4 one-second wait',
       'N polls answered by one send 1 s after they start: a non-blocking server answers each in about 1 s.',
-      overN(t4, 'waiting clients N', 'mean ms per request', 'ms'),
+      overN(
+        t4,
+        'waiting clients N',
+        'mean ms per request',
+        'ms',
+        'T4 one-second wait: mean ms per request over N, by server',
+      ),
     ),
     section(
       'T5 fan-out over N',
@@ -154,6 +175,7 @@ export function renderHtml(r: Results): string {
           'waiting clients N',
           'p99 ms',
           'ms',
+          'T5 fan-out: p99 ms from the send to the answer over N, by server',
         ) +
         '<h3>Server memory per waiting client: JS heap, after a full GC</h3>' +
         overN(
@@ -161,6 +183,7 @@ export function renderHtml(r: Results): string {
           'waiting clients N',
           'KB per client',
           'KB',
+          'T5 fan-out: JS heap KB per waiting client over N, by server',
         ) +
         '<h3>Server memory per waiting client: resident (RSS)</h3>' +
         overN(
@@ -168,6 +191,7 @@ export function renderHtml(r: Results): string {
           'waiting clients N',
           'KB per client',
           'KB',
+          'T5 fan-out: resident KB per waiting client over N, by server',
         ) +
         '<h3>Distribution at the largest N (same axes for every server)</h3>' +
         `<div class="row">${largest
@@ -177,8 +201,9 @@ export function renderHtml(r: Results): string {
                 row.histogram.edges,
                 row.histogram.counts,
                 histogramScale,
-                { x: 'ms from the send to the complete answer', y: 'clients' },
+                { x: 'ms from the send to the complete answer', y: 'clients', xUnit: 'ms' },
                 serverColour(server),
+                `T5 fan-out: clients by ms from the send to the answer, ${label}, N=${row.clients}`,
               )}<figcaption>${escapeHtml(label)}, N=${row.clients}</figcaption></figure>`,
           )
           .join('')}</div>`,
@@ -195,6 +220,8 @@ export function renderHtml(r: Results): string {
           note: `(lost ${row.lost} of ${row.expected})`,
         })),
         'msg/s',
+        'msg/s',
+        'T6 sustained delivery: messages delivered per second, by server',
       ),
       'T6',
     ),
@@ -211,12 +238,14 @@ export function renderHtml(r: Results): string {
                 colour: serverColour(workersServer(row.workers)),
               })),
             'ms',
+            'ms',
+            'T7 CPU-bound handler: /time p99 ms, by number of workers',
           )
         : '<p>Cluster mode not available in this build.</p>',
     ),
     section(
       'Cluster: fan-out over the workers',
-      'Polls spread over the workers by the kernel; the load generator competes for the same two cores (its CPU share is in the table).',
+      `Polls spread over the workers by the kernel; the load generator competes for the same ${r.machine.cpus} cores (its CPU share is in the table).`,
       clusterRows.length > 0
         ? barChart(
             clusterRows.map((row) => ({
@@ -225,6 +254,8 @@ export function renderHtml(r: Results): string {
               colour: serverColour(workersServer(row.workers)),
             })),
             'ms',
+            'ms',
+            'Cluster: fan-out p99 ms, by number of workers',
           ) +
             barChart(
               clusterRows.map((row) => ({
@@ -233,6 +264,8 @@ export function renderHtml(r: Results): string {
                 colour: serverColour(workersServer(row.workers)),
               })),
               'msg/s',
+              'msg/s',
+              'Cluster: messages delivered per second, by number of workers',
             )
         : '<p>Cluster mode not available in this build.</p>',
     ),
@@ -248,11 +281,14 @@ svg{font:12px system-ui,sans-serif;max-width:100%;height:auto}.axis{fill:#666;fo
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}.fail{color:#b91c1c}
 table.targets{border-collapse:collapse}table.targets td,table.targets th{border:1px solid #ddd;padding:.3em .6em;text-align:left}
 ul.targets{padding-left:1.2em}.met{color:#15803d;font-weight:600}.missed{color:#b91c1c;font-weight:600}.na{color:#666}
+.caveat{color:#555}.label{font-weight:600}
 .quick{background:#fef3c7;border:1px solid #f59e0b;padding:.4em .8em;border-radius:4px}
 </style></head><body>
 <h1>Long-Poll Chat benchmarks</h1>
 ${r.quick ? '<p class="quick"><strong>Quick run</strong> (<code>--quick</code>): every size is cut down so the run takes a minute. These figures only show that each test runs; they are not comparable with a full run, with another quick run, or with the targets.</p>' : ''}
-<p>${r.quick ? 'Quick run' : 'Full run'}, ${escapeHtml(r.date)}: ${r.machine.cpus} × ${escapeHtml(r.machine.cpuModel)}, Node ${escapeHtml(r.machine.node)}, load average ${escapeHtml(r.machine.loadAverage.join(' '))}, open-file limit ${r.machine.openFileLimit.server}.</p>
+<p>${r.quick ? 'Quick run' : 'Full run'}, ${escapeHtml(r.date)}, commit <code>${escapeHtml(r.machine.commit ?? 'not recorded')}</code>: ${r.machine.cpus} cores (${escapeHtml(r.machine.cpuModel)}), Node ${escapeHtml(r.machine.node)}, load average ${escapeHtml(r.machine.loadAverage.join(' '))}, open-file limit ${r.machine.openFileLimit.server}.</p>
+<p class="caveat">${escapeHtml(sharedCores(r.machine))}</p>
+${r.notes.length > 0 ? `<ul class="notes">${r.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : ''}
 ${r.failures.length > 0 ? `<ul class="fail">${r.failures.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
 <section><h2>Targets</h2>
 <table class="targets"><thead><tr><th>test</th><th>target</th><th>measured</th><th></th></tr></thead><tbody>

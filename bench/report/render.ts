@@ -5,14 +5,22 @@
  * next to the JSON file by default.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { readCli, usageError } from '../../scripts/cli.ts';
 import type { Results } from '../lib/context.ts';
 import { renderHtml } from './html.ts';
 
-const [input = '', output = input.replace(/\.json$/, '.html')] = process.argv.slice(2);
-if (!input.endsWith('.json')) {
-  process.stderr.write('usage: npm run bench:report -- bench/results/<run>.json [out.html]\n');
-  process.exit(2);
-}
+const cli = {
+  usage: `usage: npm run bench:report -- bench/results/<run>.json [out.html]
+
+Renders the HTML report of a saved run again, next to the JSON by default.
+
+  -h, --help     this help`,
+  options: {},
+  positionals: { max: 2 },
+};
+const { positionals } = readCli(cli);
+const [input = '', output = input.replace(/\.json$/, '.html')] = positionals;
+if (!input.endsWith('.json')) usageError(cli, 'the first argument must be a results .json file');
 const results = JSON.parse(readFileSync(input, 'utf8')) as Results;
 writeFileSync(output, renderHtml(results));
 process.stdout.write(`wrote ${output}\n`);

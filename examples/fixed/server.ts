@@ -1,7 +1,8 @@
 /**
  * The naive chat (../naive/server.ts) with its three flaws fixed, and
  * nothing more: a cursor, a poll timeout, and clean-up when a client leaves.
- * It serves the same 2011 page. The guide (docs/long-polling.md) reads it
+ * Its page, index.html, is the 2011 page with a cursor, messages put in as
+ * text, and a retry after an error. The guide (docs/long-polling.md) reads it
  * line by line; the real server does the same with a store, ordering across
  * processes, and the rest.
  */
@@ -56,7 +57,7 @@ app.post('/send', (req, res) => {
   res.json({ status: 'ok', id });
 });
 
-app.get('/', (_req, res) => res.sendFile(join(import.meta.dirname, '../naive/index.html')));
+app.get('/', (_req, res) => res.sendFile(join(import.meta.dirname, 'index.html')));
 const jquery = join(dirname(createRequire(import.meta.url).resolve('jquery')), 'jquery.min.js');
 app.get('/jquery.min.js', (_req, res) => res.sendFile(jquery));
 app.get('/stats', (_req, res) => res.json({ waiting: waiters.size, messages: messages.length }));

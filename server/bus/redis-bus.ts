@@ -8,18 +8,21 @@
  * that id when the message comes back: Redis echoes a publish to every
  * subscriber, the sender included (a pid alone is not unique across machines).
  *
- * Redis may go away. ioredis reconnects both connections by itself; until
- * then `publish` drops messages (logged once per outage, not per message)
- * instead of queueing them: the other processes' hubs do not trust an empty
- * ring when the bus is not local, so their clients' next polls read the
- * store and miss nothing. The clients see no error.
+ * Redis may go away, or hang with its connections open. ioredis reconnects
+ * both connections by itself, and the heartbeat (`redis-health.ts`) tells a
+ * silent Redis from a live one; while either says down the bus is not live
+ * and `publish` drops messages (logged once per outage, not per message)
+ * instead of queueing them: the store watch of every process looks for them
+ * in the store, and the hubs do not trust an empty ring when the bus is not
+ * local, so their clients' next polls read the store and miss nothing. The
+ * clients see no error.
  *
  * Ephemeral events (someone types) go on the same channel in their own
  * envelope (`e` instead of `m`); while Redis is down they are dropped
  * without a word: the messages' outage is logged already.
  *
  * The connections are handed in (the entry point owns the URL and closes
- * them): `new RedisBus(publisher, subscriber, { channel })`. The subscriber
+ * them): `new RedisBus(publisher, subscriber, { channel, health })`. The subscriber
  * connection is in subscriber mode and can do nothing else.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,9 +36,12 @@ import {
   type BusHandler,
   isBusEvent,
 } from './bus.ts';
+import type { RedisHealth } from './redis-health.ts';
 
 export interface RedisBusOptions {
   channel: string;
+  /** The heartbeat of both connections: while it says down, the bus is not live. */
+  health?: RedisHealth;
   log?: Log;
 }
 
@@ -57,6 +63,7 @@ export class RedisBus implements Bus {
   readonly #eventHandlers: BusEventHandler[] = [];
   readonly #channel: string;
   readonly #log: Log;
+  readonly #health: RedisHealth | undefined;
   #subscribed = false;
   #everSubscribed = false;
   #publishDown = false;
@@ -71,6 +78,7 @@ export class RedisBus implements Bus {
   ) {
     this.#channel = options.channel;
     this.#log = options.log ?? (() => {});
+    this.#health = options.health;
     this.#firstSubscription = new Promise((resolve) => {
       this.#onFirstSubscription = resolve;
     });
@@ -83,9 +91,9 @@ export class RedisBus implements Bus {
     if (subscriber.status === 'ready') this.#subscribe();
   }
 
-  /** Subscribed and able to publish: what a test waits for after an outage. */
+  /** Subscribed, able to publish, and Redis answers: what a test waits for after an outage. */
   get live(): boolean {
-    return this.#subscribed && this.publisher.status === 'ready';
+    return this.#subscribed && this.publisher.status === 'ready' && (this.#health?.up ?? true);
   }
 
   /**
@@ -104,10 +112,13 @@ export class RedisBus implements Bus {
 
   publish(message: Message): void {
     if (this.#closed) return;
-    if (this.publisher.status !== 'ready') {
+    // A silent Redis would queue every message in the connection until it
+    // answers: drop them instead, as while it is down.
+    if (!this.#canPublish()) {
       this.#onPublishFailed();
       return;
     }
+    this.#onPublisherReady();
     const envelope: Envelope = { o: this.origin, m: message };
     this.publisher
       .publish(this.#channel, JSON.stringify(envelope))
@@ -118,8 +129,9 @@ export class RedisBus implements Bus {
     this.#handlers.push(handler);
   }
 
+  /** Dropped whenever a message would be (`#canPublish`): a late typing notice is a wrong one. */
   publishEvent(event: BusEvent): void {
-    if (this.#closed || this.publisher.status !== 'ready') return;
+    if (this.#closed || !this.#canPublish()) return;
     const envelope: Envelope = { o: this.origin, e: event };
     this.publisher.publish(this.#channel, JSON.stringify(envelope)).catch(() => {});
   }
@@ -170,10 +182,14 @@ export class RedisBus implements Bus {
   };
 
   readonly #onPublisherReady = (): void => {
-    if (!this.#publishDown) return;
+    if (!this.#publishDown || !this.#canPublish()) return;
     this.#publishDown = false;
     this.#log('info', 'redis bus: publishing again');
   };
+
+  #canPublish(): boolean {
+    return this.publisher.status === 'ready' && this.#health?.up !== false;
+  }
 
   #onPublishFailed(error?: unknown): void {
     if (this.#publishDown) return;

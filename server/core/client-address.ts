@@ -1,7 +1,7 @@
 /**
  * The client's address and the host it asked for, the same ones Express gives
  * as `req.ip` and `req.host`, for code that runs before Express (the lanes,
- * `entry.ts`). Behind a proxy, `TRUST_PROXY` says which hops may name the
+ * `lane.ts`). Behind a proxy, `TRUST_PROXY` says which hops may name the
  * visitor in `X-Forwarded-For` and the host in `X-Forwarded-Host`; the rule
  * is Express's own (its `trust proxy` setting), applied with the same library.
  */
@@ -35,7 +35,9 @@ export function clientHost(trustProxy: Config['trustProxy']): HostOf {
 }
 
 /** Express's `compileTrust`: `true`, a hop count, or a list of addresses and names. */
-function compileTrust(value: true | number | string): (address: string, hop: number) => boolean {
+export function compileTrust(
+  value: true | number | string,
+): (address: string, hop: number) => boolean {
   if (value === true) return () => true;
   if (typeof value === 'number') return (_address, hop) => hop < value;
   return proxyAddr.compile(value.split(',').map((part) => part.trim()));

@@ -19,6 +19,12 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of the Redis channels and keys, so several chats can share one Redis. @default lpchat */
   redisPrefix: string;
+  /**
+   * Redis counts as down when a command or the heartbeat gets no answer
+   * within this: the bus is down, and the send limit and presence count in
+   * this process, until it answers again. @default 500
+   */
+  redisTimeoutMs: number;
   /** Number of cluster workers; `auto` is the number of cores. @default 1 */
   workers: number;
   /** How long a `GET /recv` is held before its empty answer. @default 25000 */
@@ -29,6 +35,26 @@ export interface Config {
   maxWaiters: number;
   /** Waiting polls one client address may hold; past it `/recv` answers 429. 0 turns the limit off. @default 100 */
   maxPollsPerAddress: number;
+  /**
+   * Unanswered requests one connection may hold (HTTP/1.1 pipelining); past
+   * it, and behind a long-poll, a request is refused and the connection
+   * closes (server/net/pipelining.ts). @default 16
+   */
+  maxPipelined: number;
+  /** Open connections one client address may hold (trusted proxies exempt); 0 turns the limit off. @default 256 */
+  maxConnectionsPerAddress: number;
+  /** Idle keep-alive connections one client address may hold; past it the oldest is closed. 0 turns it off. @default 32 */
+  maxIdlePerAddress: number;
+  /** Open connections this process holds at most; undefined: the descriptor limit less a reserve. @default auto */
+  maxConnections: number | undefined;
+  /** An idle keep-alive connection is closed after this; above the proxies' upstream keep-alive (nginx 60 s). @default 65000 */
+  keepAliveTimeoutMs: number;
+  /** Client ids one address may have counted in the online count at once; 0 turns the cap off. @default 100 */
+  presenceClientsPerAddress: number;
+  /** Changes of a room's online count shown in a row before they are spaced by `presenceChangeMs`. @default 4 */
+  presenceChangeBurst: number;
+  /** Past the burst, a room's online count changes at most once per this. @default 15000 */
+  presenceChangeMs: number;
   /** Rooms the message log holds in memory; past it the least recently used is dropped. @default 10000 */
   maxRooms: number;
   /** A room with no waiting poll and no message for this long is dropped from memory. @default 30000 */
@@ -73,6 +99,10 @@ export interface Config {
   metrics: boolean;
   /** Serve the metrics on this port instead of the chat's (the cluster primary listens on it). @default the chat's port */
   metricsPort: number | undefined;
+  /** Interface `METRICS_PORT` binds (`127.0.0.1` keeps it on the machine). @default HOST */
+  metricsHost: string | undefined;
+  /** Host names requests may name (`Host`, or `X-Forwarded-Host` from a trusted proxy); empty: any. @default any */
+  allowedHosts: string[];
   /**
    * A request must have arrived whole, headers and body, within this
    * (Node's `server.requestTimeout`); a slower upload is cut with 408. A
@@ -89,11 +119,20 @@ export const defaults: Config = Object.freeze({
   databaseUrl: 'sqlite:data/chat.sqlite',
   redisUrl: undefined,
   redisPrefix: 'lpchat',
+  redisTimeoutMs: 500,
   workers: 1,
   pollTimeoutMs: 25_000,
   presenceGraceMs: 5_000,
   maxWaiters: 50_000,
   maxPollsPerAddress: 100,
+  maxPipelined: 16,
+  maxConnectionsPerAddress: 256,
+  maxIdlePerAddress: 32,
+  maxConnections: undefined,
+  keepAliveTimeoutMs: 65_000,
+  presenceClientsPerAddress: 100,
+  presenceChangeBurst: 4,
+  presenceChangeMs: 15_000,
   maxRooms: 10_000,
   roomIdleMs: 30_000,
   storePollMs: 1_000,
@@ -112,6 +151,8 @@ export const defaults: Config = Object.freeze({
   logLevel: 'info',
   metrics: true,
   metricsPort: undefined,
+  metricsHost: undefined,
+  allowedHosts: [],
   bodyTimeoutMs: 15_000,
   headersTimeoutMs: 10_000,
 });
@@ -158,11 +199,33 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl: read('DATABASE_URL') ?? defaults.databaseUrl,
     redisUrl: read('REDIS_URL'),
     redisPrefix: read('REDIS_PREFIX') ?? defaults.redisPrefix,
+    redisTimeoutMs: int('REDIS_TIMEOUT_MS', defaults.redisTimeoutMs, 10, 60_000),
     workers: parseWorkers(read('WORKERS'), problems),
     pollTimeoutMs: int('POLL_TIMEOUT_MS', defaults.pollTimeoutMs, 100, 600_000),
     presenceGraceMs: int('PRESENCE_GRACE_MS', defaults.presenceGraceMs, 0, 600_000),
     maxWaiters: int('MAX_WAITERS', defaults.maxWaiters, 1, 10_000_000),
     maxPollsPerAddress: int('MAX_POLLS_PER_ADDRESS', defaults.maxPollsPerAddress, 0, 10_000_000),
+    maxPipelined: int('MAX_PIPELINED', defaults.maxPipelined, 1, 1_000),
+    maxConnectionsPerAddress: int(
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      defaults.maxConnectionsPerAddress,
+      0,
+      10_000_000,
+    ),
+    maxIdlePerAddress: int('MAX_IDLE_PER_ADDRESS', defaults.maxIdlePerAddress, 0, 10_000_000),
+    maxConnections:
+      read('MAX_CONNECTIONS') === undefined || read('MAX_CONNECTIONS') === 'auto'
+        ? undefined
+        : int('MAX_CONNECTIONS', 0, 1, 10_000_000),
+    keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', defaults.keepAliveTimeoutMs, 1_000, 600_000),
+    presenceClientsPerAddress: int(
+      'PRESENCE_CLIENTS_PER_ADDRESS',
+      defaults.presenceClientsPerAddress,
+      0,
+      10_000_000,
+    ),
+    presenceChangeBurst: int('PRESENCE_CHANGE_BURST', defaults.presenceChangeBurst, 1, 1_000),
+    presenceChangeMs: int('PRESENCE_CHANGE_MS', defaults.presenceChangeMs, 0, 600_000),
     maxRooms: int('MAX_ROOMS', defaults.maxRooms, 1, 10_000_000),
     roomIdleMs: int('ROOM_IDLE_MS', defaults.roomIdleMs, 1_000, 86_400_000),
     storePollMs: int('STORE_POLL_MS', defaults.storePollMs, 50, 60_000),
@@ -184,6 +247,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
     metrics: bool('METRICS', defaults.metrics),
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 1, 65_535),
+    metricsHost: read('METRICS_HOST'),
+    allowedHosts: (read('ALLOWED_HOSTS') ?? '')
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
     bodyTimeoutMs: int('BODY_TIMEOUT_MS', defaults.bodyTimeoutMs, 1_000, 600_000),
     headersTimeoutMs: int('HEADERS_TIMEOUT_MS', defaults.headersTimeoutMs, 1_000, 600_000),
   };
@@ -198,6 +266,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   for (const origin of config.allowedOrigins) {
     if (!URL.canParse(origin)) problems.push(`ALLOWED_ORIGINS has a bad origin "${origin}"`);
+  }
+  for (const host of config.allowedHosts) {
+    if (!/^(\*\.)?[a-z0-9.-]+$|^\[[0-9a-f:.]+\]$/.test(host)) {
+      problems.push(
+        `ALLOWED_HOSTS has a bad host "${host}" (a name, *.name, an IPv4 or a [IPv6] address, no port)`,
+      );
+    }
+  }
+  if (config.metricsHost !== undefined && config.metricsPort === undefined) {
+    problems.push('METRICS_HOST needs METRICS_PORT: on the chat port, /metrics binds HOST');
   }
   // Node refuses a header timeout longer than the request timeout it is part of.
   if (config.headersTimeoutMs > config.bodyTimeoutMs) {
@@ -223,8 +301,14 @@ function parsePort(raw: string | undefined, problems: string[]): number | string
     problems.push(`PORT must be a TCP port (0-65535) or a pipe/socket path, got "${raw}"`);
     return defaults.port;
   }
-  // Anything else is a path: a Windows named pipe (\\.\pipe\…) or a Unix socket.
-  return raw;
+  // A path: a Windows named pipe (\\.\pipe\…, what IIS hands Node) or an
+  // absolute Unix socket path. Anything else is a mistake (PORT=abc would
+  // otherwise become a socket file named abc in the working folder).
+  if (/^(?:\/|\\\\[.?]\\pipe\\)/.test(raw)) return raw;
+  problems.push(
+    `PORT must be a TCP port (0-65535), an absolute socket path or a named pipe (\\\\.\\pipe\\…), got "${raw}"`,
+  );
+  return defaults.port;
 }
 
 function parseWorkers(raw: string | undefined, problems: string[]): number {

@@ -44,6 +44,15 @@ export const errorCodes = {
     status: 400,
     message: 'The request body cannot be decoded with the Content-Encoding it names.',
   },
+  bad_request: {
+    status: 400,
+    message: 'The request is not valid HTTP/1.1 (its request line, a header or its framing).',
+  },
+  pipelining_refused: {
+    status: 400,
+    message:
+      'A request was pipelined behind a long-poll, or past the unanswered requests one connection may hold: send it on another connection (this one closes).',
+  },
   invalid_limit: {
     status: 400,
     message: `Parameter "limit" must be an integer from 1 to ${limits.pageSize}.`,
@@ -51,6 +60,16 @@ export const errorCodes = {
   cross_site: { status: 403, message: 'Cross-site requests are refused.' },
   not_found: { status: 404, message: 'No such route.' },
   method_not_allowed: { status: 405, message: 'This route does not accept that method.' },
+  request_timeout: {
+    status: 408,
+    message: 'The request did not arrive whole in time.',
+  },
+  expectation_failed: { status: 417, message: 'Only "Expect: 100-continue" is understood.' },
+  host_not_allowed: {
+    status: 421,
+    message: 'This server does not answer for the host named in the request.',
+  },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   body_too_large: {
     status: 413,
     message: `The request body is larger than ${limits.maxBodyBytes / 1024} KB.`,
@@ -72,6 +91,10 @@ export const errorCodes = {
     status: 429,
     message: 'This address holds too many waiting polls; retry after the delay given.',
   },
+  too_many_connections: {
+    status: 429,
+    message: 'This address holds too many open connections; retry after the delay given.',
+  },
   internal_error: { status: 500, message: 'Something went wrong on the server.' },
   store_unavailable: {
     status: 503,
@@ -81,6 +104,10 @@ export const errorCodes = {
   overloaded: {
     status: 503,
     message: 'The server holds too many waiting requests; retry shortly.',
+  },
+  connections_full: {
+    status: 503,
+    message: 'The server holds as many connections as it may; retry shortly.',
   },
   shutting_down: { status: 503, message: 'The server is shutting down; retry shortly.' },
 } as const satisfies Record<string, { status: number; message: string }>;

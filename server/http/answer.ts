@@ -1,7 +1,8 @@
 /**
- * Writing answers without Express: the JSON error answer for the requests
- * the lane refuses. The poll answers' bodies are the hub's
- * (server/hub/body.ts), with the same JSON headers.
+ * Writing the lane's answers (lane.ts): one writer of a JSON answer's
+ * headers and body, and the contract's error answer on top of it. The poll
+ * answers' bodies are the hub's, prebuilt with the same JSON headers
+ * (server/hub/body.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { HttpError } from '../core/errors.ts';
@@ -9,15 +10,26 @@ import { JSON_HEADERS } from '../hub/body.ts';
 
 export { JSON_HEADERS };
 
+/** A JSON answer: `JSON_HEADERS`, its length, then `headers`. */
+export function writeJson(
+  res: ServerResponse,
+  status: number,
+  json: string,
+  headers?: Readonly<Record<string, string | number>>,
+): void {
+  res.writeHead(status, {
+    ...JSON_HEADERS,
+    'Content-Length': Buffer.byteLength(json),
+    ...headers,
+  });
+  res.end(json);
+}
+
 /** The contract's error answer, `{"error":{"code","message"}}`, with `Retry-After` when given. */
 export function writeError(res: ServerResponse, error: HttpError): void {
   if (res.writableEnded || res.destroyed) return;
   const json = JSON.stringify({ error: { code: error.code, message: error.message } });
-  const headers: Record<string, string | number> = {
-    ...JSON_HEADERS,
-    'Content-Length': Buffer.byteLength(json),
-  };
-  if (error.retryAfter !== undefined) headers['Retry-After'] = String(error.retryAfter);
-  res.writeHead(error.status, headers);
-  res.end(json);
+  const retry =
+    error.retryAfter === undefined ? undefined : { 'Retry-After': String(error.retryAfter) };
+  writeJson(res, error.status, json, retry);
 }

@@ -1,11 +1,9 @@
 /**
- * `createApp(chat, lanes)`: the Express app, given the seams it calls. It
- * does not listen: `server.ts` does, and tests drive it on port 0. Every
- * `GET /recv` and `POST /send` is answered ahead of it (`entry.ts`); the
- * lanes' handlers answer the rest of those routes: `HEAD /recv`, and the
- * spellings Express's routing also takes (`/SEND`, `/send/`).
+ * `createApp(chat)`: the Express app, given the seams it calls. It does not
+ * listen: `server.ts` does, and tests drive it on port 0. The lane
+ * (`lane.ts`) answers `/recv`, `/send` and `/time` ahead of it, in every
+ * spelling; the app answers their other methods with 405.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -18,7 +16,7 @@ import { API_ROUTES } from './api-routes.ts';
 import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
-import { healthRoute, historyRoute, timeRoute } from './routes/read.ts';
+import { healthRoute, historyRoute } from './routes/read.ts';
 import { typingRoute } from './routes/typing.ts';
 
 /** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
@@ -29,17 +27,8 @@ export interface AppOps {
   typingLimit?: SendLimit | undefined;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** The handlers of the routes answered outside Express (`entry.ts`). */
-export interface Lanes {
-  recv: Handler;
-  send: Handler;
-}
-
 export function createApp(
   chat: ChatContext,
-  lanes: Lanes,
   { ops, typingLimit }: Pick<AppOps, 'ops' | 'typingLimit'> = {},
 ): Express {
   const app = express();
@@ -48,13 +37,8 @@ export function createApp(
   app.set('etag', false);
   app.disable('x-powered-by');
 
-  // Only HEAD reaches this route: the lane answers every GET (entry.ts).
-  app.get('/recv', (req, res) => lanes.recv(req, res));
-  // Only other spellings reach this one (entry.ts).
-  app.post('/send', (req, res) => lanes.send(req, res));
-
-  // One log line per finished request (server/metrics/request-log.ts). After
-  // /recv and /send, which log their own (ops.telemetry).
+  // One log line per finished request (server/metrics/request-log.ts); the
+  // lane's routes log their own (ops.telemetry).
   app.use(createRequestLog(loggerOf(chat.log)));
   // For operators, not in API_ROUTES: the shipped proxies do not pass it on.
   if (ops?.metricsOnChatPort) app.get('/metrics', metricsRoute(ops.metricsOnChatPort));
@@ -65,8 +49,7 @@ export function createApp(
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
   app.get('/history', historyRoute(chat, ops?.store));
-  app.get('/time', timeRoute);
-  app.get('/health', healthRoute(chat, ops?.store));
+  app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
   app.post('/typing', typingRoute(chat, typingLimit));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 

@@ -50,8 +50,9 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
     const httpErr = toHttpError(error);
     if (error instanceof StoreUnavailableError) options.store?.failed(error);
     noteErrorCode(res, httpErr.code, httpErr.status === 500 ? error : undefined);
-    // A poll's refusals are counted where every poll ends (server/metrics/telemetry.ts).
-    if (req.path !== '/recv') options.metrics?.refused.inc({ code: httpErr.code });
+    // Every refusal that reaches the app, a 405 on /recv included: the lane
+    // counts its own (server/metrics/telemetry.ts), and never hands one here.
+    options.metrics?.refused.inc({ code: httpErr.code });
     if (res.headersSent) {
       res.destroy();
       return;

@@ -13,11 +13,15 @@
  *   (`REDIS_URL`) rate-limit-redis on the bus's own connection, so an
  *   address has one limit across every process and machine, not one per
  *   process.
- * - While Redis cannot be reached, each process counts in memory instead:
- *   the limit holds per process rather than failing every send or none.
+ * - While Redis cannot be reached or does not answer, each process counts
+ *   in memory instead: the limit holds per process rather than failing
+ *   every send or none. A send that finds Redis down (the heartbeat,
+ *   `server/bus/redis-health.ts`) counts in memory at once; one that meets
+ *   the deadline (`REDIS_TIMEOUT_MS`) tells the heartbeat, so the sends
+ *   after it do not wait too.
  *
  * Why not express-rate-limit's middleware: `POST /send` is answered outside
- * Express (`entry.ts`, `send.ts`), and the middleware wants Express's
+ * Express (`lane.ts`, `send.ts`), and the middleware wants Express's
  * request and response (`req.ip`, `res.append`). What it adds around the
  * store is the few lines of `check` below.
  *
@@ -35,14 +39,12 @@ import {
 } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
+import { type RedisHealth, RedisTimeoutError, withDeadline } from '../bus/redis-health.ts';
 import type { AddressOf } from '../core/client-address.ts';
 import { type Config, rateLimitWindow } from '../core/config.ts';
 import { httpError } from '../core/errors.ts';
 import type { Log } from '../core/log.ts';
 import { createOutageState, type OutageState } from '../metrics/outage.ts';
-
-/** A Redis that does not answer this fast is treated as down for this send. */
-const REDIS_DEADLINE_MS = 500;
 
 export interface SendLimit {
   /**
@@ -57,12 +59,14 @@ export interface SendLimit {
 
 interface LimitOptions {
   redis?: Redis | undefined;
+  /** Whether Redis answers; without it, each request tries Redis. */
+  redisHealth?: RedisHealth | undefined;
   log: Log;
   addressOf: AddressOf;
 }
 
 export function createSendLimit(
-  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix'>,
+  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
 ): SendLimit | undefined {
   return createAddressLimit(config, 'send', 'rate_limited', options);
@@ -70,19 +74,20 @@ export function createSendLimit(
 
 /** `POST /typing` per client address, with its own budget (`typingRatePerSec`, `typingBurst`). */
 export function createTypingLimit(
-  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix'>,
+  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
 ): SendLimit | undefined {
   const budget = {
     sendRatePerSec: config.typingRatePerSec,
     sendBurst: config.typingBurst,
     redisPrefix: config.redisPrefix,
+    redisTimeoutMs: config.redisTimeoutMs,
   };
   return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
 }
 
 function createAddressLimit(
-  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix'>,
+  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   what: 'send' | 'typing',
   code: 'rate_limited' | 'typing_rate_limited',
   options: LimitOptions,
@@ -90,11 +95,12 @@ function createAddressLimit(
   const window = rateLimitWindow(config);
   if (!window) return undefined;
   const store: Store = options.redis
-    ? new RedisOrMemoryStore(
-        options.redis,
-        `${config.redisPrefix}:${what}-limit:`,
-        createOutageState({ name: `redis (shared ${what} limit)`, log: options.log }),
-      )
+    ? new RedisOrMemoryStore(options.redis, {
+        prefix: `${config.redisPrefix}:${what}-limit:`,
+        state: createOutageState({ name: `redis (shared ${what} limit)`, log: options.log }),
+        health: options.redisHealth,
+        timeoutMs: config.redisTimeoutMs,
+      })
     : new MemoryStore();
   // The stores read only the window from the options.
   void store.init?.({ windowMs: window.windowMs } as Options);
@@ -129,21 +135,35 @@ function createAddressLimit(
   };
 }
 
+interface RedisOrMemoryOptions {
+  prefix: string;
+  state: OutageState;
+  health: RedisHealth | undefined;
+  timeoutMs: number;
+}
+
 /**
- * Counts in Redis; while Redis fails or is slow, in this process's memory.
- * The publisher connection fails fast while Redis is down (no offline queue,
- * server/bus/open-bus.ts), so a send never waits for a reconnect.
+ * Counts in Redis; while Redis is down, silent or slow, in this process's
+ * memory. The publisher connection fails fast while Redis is down (no
+ * offline queue, server/process/redis-connections.ts), so a send never waits
+ * for a reconnect, and the heartbeat says when it is silent, so a send waits
+ * at most one deadline, and only when the heartbeat has not yet seen it.
  */
 class RedisOrMemoryStore implements Store {
   readonly #redis: RedisStore;
   readonly #memory = new MemoryStore();
   readonly #state: OutageState;
+  readonly #health: RedisHealth | undefined;
+  readonly #timeoutMs: number;
   readonly localKeys = false;
   readonly prefix: string;
 
-  constructor(redis: Redis, prefix: string, state: OutageState) {
+  constructor(redis: Redis, options: RedisOrMemoryOptions) {
+    const { prefix } = options;
     this.prefix = prefix;
-    this.#state = state;
+    this.#state = options.state;
+    this.#health = options.health;
+    this.#timeoutMs = options.timeoutMs;
     this.#redis = new RedisStore({
       prefix,
       sendCommand: (command: string, ...args: string[]) =>
@@ -161,33 +181,46 @@ class RedisOrMemoryStore implements Store {
   }
 
   async increment(key: string): Promise<IncrementResponse> {
+    if (this.#health?.up === false) {
+      this.#state.failed(new RedisTimeoutError('Redis does not answer'));
+      return this.#memory.increment(key);
+    }
     try {
-      const counted = await deadline(this.#redis.increment(key), REDIS_DEADLINE_MS);
+      const counted = await withDeadline(
+        this.#redis.increment(key),
+        this.#timeoutMs,
+        'shared send limit',
+      );
       this.#state.ok();
       return counted;
     } catch (error) {
+      if (error instanceof RedisTimeoutError) this.#health?.silent();
       this.#state.failed(error);
       return this.#memory.increment(key);
     }
   }
 
   async decrement(key: string): Promise<void> {
-    await Promise.allSettled([this.#redis.decrement(key), this.#memory.decrement(key)]);
+    await Promise.allSettled([
+      this.#shared(() => this.#redis.decrement(key)),
+      this.#memory.decrement(key),
+    ]);
   }
 
   async resetKey(key: string): Promise<void> {
-    await Promise.allSettled([this.#redis.resetKey(key), this.#memory.resetKey(key)]);
+    await Promise.allSettled([
+      this.#shared(() => this.#redis.resetKey(key)),
+      this.#memory.resetKey(key),
+    ]);
+  }
+
+  /** A Redis command that nobody waits on for longer than the deadline. */
+  async #shared(command: () => Promise<void>): Promise<void> {
+    if (this.#health?.up === false) return;
+    await withDeadline(command(), this.#timeoutMs, 'shared send limit');
   }
 
   shutdown(): void {
     this.#memory.shutdown();
   }
-}
-
-function deadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -1,7 +1,7 @@
 /**
  * `POST /send`: check where it comes from, limit, parse, validate, store,
  * then post it to the hub (server/hub/hub.ts), which tells every process.
- * Answered outside Express, like `GET /recv` (`entry.ts`).
+ * Answered by the lane, outside Express, like `GET /recv` (`lane.ts`).
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
@@ -19,15 +19,9 @@
  * codes, as for every route.
  *
  * Why outside Express: a sender waits for this answer before its next
- * message, so its cost bounds how fast a room's messages can come. Through
- * Express (its router, its request and response helpers, the middleware
- * chain) a send cost 244 µs of server CPU with the in-memory store, against
- * 78 µs here, and 325 against 128 µs with SQLite on tmpfs (`ab -k -c 4`,
- * 20,000 sends, medians of 3 runs alternated with the Express version). In
- * bench T6, where each sender waits for its acknowledgement, that took the
- * chat from 0.77–0.95× the in-memory baseline to 1.09–1.62× (3 runs each,
- * alternated). The answers are the same, headers included: the JSON
- * headers of `/recv` (answer.ts, `JSON_HEADERS`), `X-Request-Id`, the
+ * message, so its cost bounds how fast a room's messages can come
+ * (docs/design.md, "The lane", has the figures). The answers keep the app's
+ * contract, headers included: `JSON_HEADERS`, `X-Request-Id`, the
  * `RateLimit` headers, and a request log line (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,7 +34,8 @@ import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
-import { JSON_HEADERS, writeError } from './answer.ts';
+import { writeError, writeJson } from './answer.ts';
+import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
@@ -73,11 +68,12 @@ export function createSendHandler(
   );
   // The two bodies a send may have: a JSON object (the page) or a form (the 2011 client, curl).
   const parsers: Record<string, BodyParser> = {
-    'application/json': bodyParser.json({ limit: BODY_LIMIT }),
+    'application/json': bodyParser.json({ limit: BODY_LIMIT, verify: verifyUtf8 }),
     'application/x-www-form-urlencoded': bodyParser.urlencoded({
       limit: BODY_LIMIT,
       extended: false,
       parameterLimit: 20,
+      verify: verifyUtf8,
     }),
   };
   const types = Object.keys(parsers);
@@ -94,6 +90,7 @@ export function createSendHandler(
     const type = typeis(req, types);
     if (!type) throw httpError('unsupported_media_type');
     await limit?.check(req, res);
+    checkBodyHeaders(req, res, BODY_LIMIT);
     const body = await readBody(parsers[type]!, req, res);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
@@ -117,9 +114,7 @@ export function createSendHandler(
   function answer(req: IncomingMessage, res: ServerResponse, sent: SendAnswer, started: number) {
     let status = 0;
     if (!res.writableEnded && !res.destroyed) {
-      const json = JSON.stringify(sent);
-      res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) });
-      res.end(json);
+      writeJson(res, 200, JSON.stringify(sent));
       status = 200;
     }
     telemetry.requestEnded({ req, path: '/send', status, ms: performance.now() - started });

@@ -113,13 +113,16 @@ export class Hub<R extends Reply> {
     this.#options = options;
     const clock = options.clock ?? systemClock;
     this.#clock = clock;
-    const reads = new StoreReads(store, {
+    // The polls' reads tell the store's up/down state; the background reads
+    // (a gap, the store watch) say what failed in their own log lines, so a
+    // look that works does not end an outage that polls still see.
+    this.#reads = new StoreReads(store, {
       timeoutMs: config.storeTimeoutMs,
       state: options.storeState,
       log,
       clock,
     });
-    this.#reads = reads;
+    const reads = new StoreReads(store, { timeoutMs: config.storeTimeoutMs, clock });
     this.messages = new MessageLog({
       reads,
       // One process: every message passes through this log, or reaches it
@@ -137,7 +140,7 @@ export class Hub<R extends Reply> {
     const waiters = new Waiters<R>({
       messages: this.messages,
       answers: this.#answers,
-      reads,
+      reads: this.#reads,
       presence,
       report: options.report,
       clock,

@@ -345,9 +345,9 @@ export class MessageLog {
     room.gapTimer = undefined;
     if (this.#closed || room.ahead.size === 0 || this.#rooms.get(room.name) !== room) return;
     const last = lastOf(room)!;
-    // A failed read (reported by `StoreReads`) is one more look after `gapWaitMs`.
     const missing = await this.#reads.after(room.name, last, PAGE_SIZE);
-    for (const message of missing ?? []) this.accept(message);
+    if (missing) for (const message of missing) this.accept(message);
+    else this.#log?.('warn', `message log: cannot read the gap after ${room.name}#${last}`);
     if (room.ahead.size === 0 || this.#closed || this.#rooms.get(room.name) !== room) return;
     const stillLast = lastOf(room);
     const heldFor = this.#clock.now() - room.aheadSince;

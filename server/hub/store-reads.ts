@@ -2,8 +2,9 @@
  * The one place the hub reads the store: the messages after a cursor, and
  * rooms' heads. Every read has the same deadline (`STORE_TIMEOUT_MS`) and the
  * same failure policy: it resolves to `undefined`, never rejects, and the
- * failure is reported to the store's up/down state, which logs an outage
- * once, not once per read (server/metrics/outage.ts). Each caller then does
+ * failure is reported: to the store's up/down state, which logs an outage
+ * once, not once per read (server/metrics/outage.ts), or else to the log if
+ * one is given (the background readers log their own). Each caller then does
  * what a missing answer means to it: a poll waits, a gap is looked at again,
  * the store watch retries on its next tick.
  */

@@ -78,7 +78,7 @@ export class StoreWatch {
     for (const { room, floor } of this.#options.watched()) floors.set(room, floor);
     for (const room of messages.roomNames()) if (!floors.has(room)) floors.set(room, undefined);
     const rooms = [...floors.keys()];
-    // A failed read was reported by `StoreReads`; the next tick looks again.
+    // A failed read is logged once per outage here; the next tick looks again.
     for (let start = 0; start < rooms.length; start += ROOMS_PER_LOOK) {
       const chunk = rooms.slice(start, start + ROOMS_PER_LOOK);
       const heads = await reads.heads(chunk);

@@ -92,7 +92,10 @@ export class Waiters<R extends Reply> {
     this.#addresses = new AddressCount(options.maxPerAddress, options.addressOf);
     const gone = (waiter: Waiter<R>): void => {
       this.#remove(waiter);
-      if (waiter.client !== undefined) options.presence.leave(waiter.room.name, waiter.client);
+      // A browser's tabs share its client id: it leaves only with its last poll here.
+      if (waiter.client !== undefined && !stillPolls(waiter.room, waiter.client)) {
+        options.presence.leave(waiter.room.name, waiter.client);
+      }
       this.#ended(waiter, 'gone', 0);
     };
     this.#onClose = function (this: Tracked<R>): void {
@@ -378,4 +381,19 @@ export class Waiters<R extends Reply> {
       this.#answer(waiter, this.#empty(waiter, empties), 'timeout');
     }
   }
+}
+
+/** Rooms with more waiters than this are not searched for a client's other polls. */
+const SAME_CLIENT_SEARCH_MAX = 1_000;
+
+/**
+ * Whether another waiting poll of `room` has `client`: the tabs of one
+ * browser polling on their own (no BroadcastChannel), or the tab taking
+ * over the browser's poll before the old one closed. A large room is not
+ * searched: its client simply leaves, and counts again at its next poll.
+ */
+function stillPolls<R>(room: WaitingRoom<R>, client: string): boolean {
+  if (room.waiters.size > SAME_CLIENT_SEARCH_MAX) return false;
+  for (const waiter of room.waiters) if (waiter.client === client) return true;
+  return false;
 }

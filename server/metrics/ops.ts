@@ -12,6 +12,7 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Redis } from 'ioredis';
+import type { RedisHealth } from '../bus/redis-health.ts';
 import { clientAddress } from '../core/client-address.ts';
 import type { Config } from '../core/config.ts';
 import { type Log, loggerOf } from '../core/log.ts';
@@ -32,7 +33,7 @@ export interface ChatOps {
   readonly telemetry: Telemetry;
   /** The store's state; callers report each store call's outcome to it. */
   readonly store: OutageState;
-  /** The bus's state, from its Redis connection (always up without Redis). */
+  /** The bus's state, from its Redis connections and heartbeat (always up without Redis). */
   readonly bus: OutageState;
   /** What `GET /metrics` on the chat's port answers; undefined when it is served elsewhere or off. */
   readonly metricsOnChatPort: MetricsSource | undefined;
@@ -43,15 +44,17 @@ export interface ChatOps {
 
 export interface OpsInput extends MetricsSources {
   log: Log;
-  /** The bus's Redis connection, watched for the bus's state. */
+  /** The bus's Redis connection, whose errors are counted. */
   redis?: Redis | undefined;
+  /** Whether Redis answers (connected, and the heartbeat within its deadline): the bus's state. */
+  redisHealth?: RedisHealth | undefined;
 }
 
 export async function startOps(
-  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'trustProxy'>,
+  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'trustProxy'>,
   input: OpsInput,
 ): Promise<ChatOps> {
-  const { log, redis } = input;
+  const { log, redis, redisHealth } = input;
   const metrics = createMetrics(input);
   const store = createOutageState({
     name: 'store',
@@ -59,17 +62,27 @@ export async function startOps(
     errors: metrics.storeErrors,
     upGauge: metrics.storeUp,
   });
-  // The Redis connections log their own outages (server/process/redis-connections.ts):
-  // here they only count.
+  // The Redis connections and their heartbeat log their own outages
+  // (server/process/redis-connections.ts, server/bus/redis-health.ts): here
+  // they only count. A silent Redis is down as a closed one is.
   const bus = createOutageState({
     name: 'bus',
     errors: metrics.busErrors,
     upGauge: metrics.busUp,
-    initiallyUp: redis === undefined || redis.status === 'ready',
+    initiallyUp: redisHealth?.up ?? (redis === undefined || redis.status === 'ready'),
   });
   const onRedisError = (error: Error) => bus.failed(error);
-  const onRedisReady = () => bus.ok();
+  const onRedisReady = () => {
+    if (redisHealth?.up !== false) bus.ok();
+  };
   redis?.on('error', onRedisError).on('ready', onRedisReady);
+  const stopWatching = redisHealth?.onChange((up) =>
+    up
+      ? bus.ok()
+      : bus.failed(
+          new Error(`Redis is unreachable or did not answer within ${redisHealth.timeoutMs} ms`),
+        ),
+  );
 
   let metricsOnChatPort: MetricsSource | undefined;
   let metricsServer: Server | undefined;
@@ -80,7 +93,8 @@ export async function startOps(
     } else if (config.metricsPort === undefined) {
       metricsOnChatPort = metrics;
     } else {
-      metricsServer = await listenMetrics(metrics, config.metricsPort, config.host, log);
+      const host = config.metricsHost ?? config.host;
+      metricsServer = await listenMetrics(metrics, config.metricsPort, host, log);
       log('info', `metrics on port ${config.metricsPort}`);
     }
   }
@@ -94,6 +108,7 @@ export async function startOps(
     metricsServer,
     async close() {
       redis?.off('error', onRedisError).off('ready', onRedisReady);
+      stopWatching?.();
       if (metricsServer) {
         const closed = new Promise((resolve) => metricsServer!.close(resolve));
         metricsServer.closeAllConnections();

@@ -8,6 +8,19 @@ import { createServer, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Log } from '../core/log.ts';
 
+/**
+ * The API's security headers (server/http/answer.ts, `JSON_HEADERS`) on the
+ * metrics too, and a CSP that forbids everything: the text is never a page.
+ */
+export const METRICS_HEADERS = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
 /** The Prometheus text of whatever is measured: this process, or the whole cluster. */
 export interface MetricsSource {
   render(): Promise<string>;
@@ -18,7 +31,7 @@ export interface MetricsSource {
 export function metricsRoute(source: MetricsSource): RequestHandler {
   return async (_req, res) => {
     const text = await source.render();
-    res.set('Content-Type', source.contentType).set('Cache-Control', 'no-store').send(text);
+    res.set(METRICS_HEADERS).set('Content-Type', source.contentType).send(text);
   };
 }
 
@@ -32,18 +45,22 @@ export async function listenMetrics(
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.writeHead(404, { ...METRICS_HEADERS, 'Content-Type': 'application/json' });
       res.end('{"error":{"code":"not_found","message":"Only GET /metrics is served here."}}');
       return;
     }
     source.render().then(
       (text) => {
-        res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' });
+        res.writeHead(200, { ...METRICS_HEADERS, 'Content-Type': source.contentType });
         res.end(text);
       },
       (error: unknown) => {
         log('warn', 'metrics: cannot collect them', error);
-        res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
+        res.writeHead(503, {
+          ...METRICS_HEADERS,
+          'Content-Type': 'application/json',
+          'Retry-After': '5',
+        });
         res.end(
           '{"error":{"code":"metrics_unavailable","message":"Metrics cannot be collected now."}}',
         );

@@ -20,7 +20,7 @@
  *    "ms":25003,"room":"main","outcome":"timeout","msg":"GET /recv 200 timeout"}
  *
  * It writes the lines of `GET /time` and `POST /send` too, also answered
- * outside Express (`entry.ts`), with the fields pino-http gives the rest,
+ * outside Express (server/http/lane.ts), with the fields pino-http gives the rest,
  * the client's address (`ip`) included: a refusal's `code`, and for a bug
  * (500), at level `error`, its stack (`err`).
  */

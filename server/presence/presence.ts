@@ -1,7 +1,7 @@
 /**
  * Who is in a room: the `online` count of every `/recv` answer.
  *
- * A client (one browser tab, by the random `client` id it sends) counts as
+ * A client (one browser, by the random `client` id its tabs share) counts as
  * online while it has polled within the poll timeout plus a grace period: a
  * tab that waits 25 s for a message and polls again at once never drops out.
  * A client whose waiting poll is closed by the client itself (tab closed,
@@ -11,6 +11,9 @@
  * `Anonymous`): `people(room)` is the room's list (people.ts), whose version
  * changes whenever a client comes, goes or changes its nickname.
  */
+import type { People } from '../../protocol/protocol.ts';
+import { DEFAULT_NICKNAME, peopleOf } from './people.ts';
+
 export interface Presence {
   /**
    * The client is polling the room now, as `nickname` (undefined: Anonymous).
@@ -25,9 +28,6 @@ export interface Presence {
   people(room: string): People;
   close(): Promise<void>;
 }
-
-import type { People } from '../../protocol/protocol.ts';
-import { DEFAULT_NICKNAME, peopleOf } from './people.ts';
 
 /** The list of a room where nobody polls. */
 const NOBODY: People = Object.freeze(peopleOf([], 0)) as People;

@@ -19,12 +19,18 @@
  * its hash field behind until the hash expires with the room, so the hash
  * is as large as the room's distinct clients within one idle window.)
  *
+ * While Redis does not answer (`health` says down) a sync fails at once, and
+ * one that gets no answer within the deadline fails then: the count falls
+ * back to this process's clients (`SharedPresence`), and no sync waits on a
+ * silent Redis, nor do syncs pile up behind one.
+ *
  * The scores come from each server's clock: servers whose clocks differ by
  * seconds count a client a few seconds longer or shorter, which the grace
  * period absorbs.
  */
 import type { Redis } from 'ioredis';
 import { DEFAULT_NICKNAME, limits } from '../../protocol/protocol.ts';
+import { type RedisHealth, RedisTimeoutError, withDeadline } from '../bus/redis-health.ts';
 import type { Log } from '../core/log.ts';
 import { type PresenceBatch, SharedPresence, type SharedRoom } from './shared-presence.ts';
 
@@ -54,6 +60,8 @@ export interface RedisPresenceOptions {
   prefix: string;
   windowMs: number;
   cacheMs?: number;
+  /** Whether Redis answers, and its deadline (`REDIS_TIMEOUT_MS`). */
+  health?: RedisHealth;
   log?: Log;
 }
 
@@ -62,7 +70,10 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
   const key = (room: string) => `${options.prefix}:online:${room}`;
   const namesKey = (room: string) => `${options.prefix}:names:${room}`;
 
+  const { health } = options;
+
   async function sync(batch: PresenceBatch): Promise<Map<string, SharedRoom>> {
+    if (health && !health.up) throw new RedisTimeoutError('redis presence: Redis does not answer');
     const now = Date.now();
     const oldest = now - options.windowMs;
     const pipeline = redis.pipeline();
@@ -99,7 +110,15 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
         limits.maxPeopleListed,
       );
     }
-    const results = (await pipeline.exec()) ?? [];
+    const exec = pipeline.exec();
+    let results: Awaited<typeof exec>;
+    try {
+      results = health ? await withDeadline(exec, health.timeoutMs, 'redis presence') : await exec;
+    } catch (error) {
+      if (error instanceof RedisTimeoutError) health?.silent();
+      throw error;
+    }
+    results ??= [];
     for (const [error] of results) if (error) throw error;
     // Each room's count and list are the last two results of its three, in `batch.rooms` order.
     const rooms = results.slice(results.length - batch.rooms.length * 3);

@@ -7,7 +7,8 @@
  *    goes to every other worker (`ClusterBus`), and presence is kept here
  *    (`servePresence`). With Redis the workers talk through Redis instead
  *    and this relay stays idle.
- * 2. Restart. A worker that dies is forked again after a delay that doubles
+ * 2. Restart. A connection the primary was handing to a worker that dies is
+ *    closed (`handoffs.ts`): none waits on a dead worker. A worker that dies is forked again after a delay that doubles
  *    with each death in a row (250 ms, 500 ms, … up to 30 s). A worker that
  *    ran for `stableMs` (30 s) resets the count. A slot whose worker dies
  *    `maxQuickDeaths` (8) times in a row without becoming stable is a
@@ -28,6 +29,7 @@ import type { Log } from '../core/log.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
+import { closeHandoffsOnDeath } from './handoffs.ts';
 
 /** When and how often a dead worker is forked again. */
 export interface RestartPolicy {
@@ -91,7 +93,7 @@ export interface PrimaryOutcome {
  */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
-    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host'>>,
+    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost'>>,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -115,6 +117,7 @@ export function runPrimary(
   function fork(slot: Slot): void {
     slot.restartTimer = undefined;
     const worker = cluster.fork();
+    closeHandoffsOnDeath(worker);
     slot.worker = worker;
     slot.startedAt = Date.now();
     slotOf.set(worker, slot);
@@ -213,12 +216,12 @@ export function runPrimary(
   // If the primary itself fails, do not leave orphan workers holding the port.
   process.on('exit', killAll);
   for (const slot of slots) fork(slot);
-  log('info', `primary ${process.pid}: started ${config.workers} workers`);
+  log('info', `started ${config.workers} workers (pid ${process.pid})`);
 
   // 4. Metrics: the sum of every worker's (server/metrics/cluster-metrics.ts).
   if (config.metrics) {
     serveClusterMetrics(
-      { metrics: true, metricsPort: config.metricsPort, host: config.host },
+      { metrics: true, metricsPort: config.metricsPort, host: config.metricsHost ?? config.host },
       log,
     ).catch((error: unknown) => log('error', 'metrics: cannot serve them', error));
   }

@@ -1,15 +1,19 @@
 /**
  * The Redis connections of one process, opened from `REDIS_URL`: a publisher
  * (which also runs the presence commands) and a subscriber (in subscriber
- * mode, it can do nothing else). The bus and the presence are handed these
- * (`server.ts`); this module owns them and quits them last.
+ * mode, it can do nothing else), and the heartbeat that says whether Redis
+ * answers on both within `REDIS_TIMEOUT_MS` (`server/bus/redis-health.ts`).
+ * The bus, the presence and the send limit are handed these (`server.ts`);
+ * this module owns them and quits them last.
  */
 import { Redis } from 'ioredis';
+import { type RedisHealth, watchRedis } from '../bus/redis-health.ts';
 import type { Log } from '../core/log.ts';
 
 export interface RedisConnections {
   publisher: Redis;
   subscriber: Redis;
+  health: RedisHealth;
   /** Quits both. Call after the bus and the presence are closed. */
   close(): Promise<void>;
 }
@@ -17,7 +21,7 @@ export interface RedisConnections {
 /** How long startup waits for Redis before it goes on without it (the bus connects once Redis is there). */
 export const READY_WAIT_MS = 5_000;
 
-export function openRedis(url: string, log: Log): RedisConnections {
+export function openRedis(url: string, log: Log, timeoutMs: number): RedisConnections {
   // The publisher fails fast while Redis is down (no offline queue): a send
   // must not wait for Redis, and a message queued for minutes is worth
   // nothing once the store has caught everyone up. The subscriber keeps the
@@ -38,10 +42,13 @@ export function openRedis(url: string, log: Log): RedisConnections {
       down = false;
     });
   }
+  const health = watchRedis({ publisher, subscriber }, { timeoutMs, log });
   return {
     publisher,
     subscriber,
+    health,
     async close() {
+      health.close();
       await Promise.all([quit(publisher), quit(subscriber)]);
     },
   };

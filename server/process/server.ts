@@ -28,16 +28,18 @@ import { clientAddress } from '../core/client-address.ts';
 import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
-import { createRequestListener } from '../http/entry.ts';
+import { createRequestListener } from '../http/lane.ts';
 import { createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { createEdge } from '../net/edge.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
+import { SteadyCount } from '../presence/steady-count.ts';
 import { openStore } from '../store/open-store.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
@@ -81,7 +83,12 @@ export async function startChat(
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
       : await openBackends(config, log);
-  const { bus, presence } = backends;
+  const { bus } = backends;
+  const presence = new SteadyCount(backends.presence, {
+    burst: config.presenceChangeBurst,
+    changeMs: config.presenceChangeMs,
+    maxRooms: config.maxRooms,
+  });
   const ops = await startOps(config, {
     log,
     store: store.kind,
@@ -92,6 +99,7 @@ export async function startChat(
     rooms: () => hub.rooms,
     maxWaiters: config.maxWaiters,
     redis: backends.redis,
+    redisHealth: backends.redisHealth,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
   const addressOf = clientAddress(config.trustProxy);
@@ -125,10 +133,16 @@ export async function startChat(
   };
   const sendLimit = createSendLimit(config, {
     redis: chat.redis,
+    redisHealth: backends.redisHealth,
     log,
     addressOf,
   });
-  const typingLimit = createTypingLimit(config, { redis: chat.redis, log, addressOf });
+  const typingLimit = createTypingLimit(config, {
+    redis: chat.redis,
+    redisHealth: backends.redisHealth,
+    log,
+    addressOf,
+  });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
 
@@ -138,15 +152,21 @@ export async function startChat(
   // while a body dripped byte by byte is, with 408. Node checks these clocks
   // every `connectionsCheckingInterval` (30 s by default, which let slow
   // headers live 89 s): check every second or so.
+  const edge = createEdge(config, {
+    log,
+    registry: ops.metrics.registry,
+    addressOf: clientAddress(config.trustProxy),
+  });
   const server = createServer(
     {
+      ...edge.serverOptions,
       requestTimeout: config.bodyTimeoutMs,
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    createRequestListener(chat, { ops, sendLimit, typingLimit }),
+    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit })),
   );
-  server.keepAliveTimeout = 65_000; // Longer than common proxies' idle timeout (nginx 60 s).
+  edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
   if (typeof config.port === 'number') server.listen(config.port, config.host);
   else {
@@ -190,6 +210,8 @@ interface Backends {
   presence: Presence;
   /** The publisher connection, when there is Redis: the send limit and the metrics use it too. */
   redis?: RedisConnections['publisher'];
+  /** Whether Redis answers, when there is Redis: the bus, the send limit and the metrics read it. */
+  redisHealth?: RedisConnections['health'];
   /** Quits what was opened here. Call after `bus.close()` and `presence.close()`. */
   close(): Promise<void>;
 }
@@ -198,20 +220,29 @@ interface Backends {
 async function openBackends(config: Readonly<Config>, log: Log): Promise<Backends> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
   if (config.redisUrl !== undefined) {
-    const redis = openRedis(config.redisUrl, log);
+    const redis = openRedis(config.redisUrl, log, config.redisTimeoutMs);
+    const { health } = redis;
     const bus = new RedisBus(redis.publisher, redis.subscriber, {
       channel: `${config.redisPrefix}:messages`,
+      health,
       log,
     });
     const presence = createRedisPresence(redis.publisher, {
       prefix: config.redisPrefix,
       windowMs,
+      health,
       log,
     });
     if (!(await readyWithin(bus.ready(), READY_WAIT_MS))) {
       log('warn', `redis bus: not connected after ${READY_WAIT_MS} ms; starting anyway`);
     }
-    return { bus, presence, redis: redis.publisher, close: () => redis.close() };
+    return {
+      bus,
+      presence,
+      redis: redis.publisher,
+      redisHealth: health,
+      close: () => redis.close(),
+    };
   }
   if (cluster.isWorker) {
     return {

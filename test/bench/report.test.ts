@@ -86,7 +86,7 @@ describe('renderHtml', () => {
       colours.set(label, (colours.get(label) ?? new Set()).add(fill));
     // Bars: the label, then its bar. Legends: the swatch, then the label. Histograms: the caption.
     for (const [, label, fill] of html.matchAll(
-      /text-anchor="end">([^<[]+?)(?: \[[^\]]+\])?<\/text>\n<rect [^>]*fill="(#[0-9a-f]{6})"/g,
+      /<tspan class="label">([^<[]+?)(?: \[[^\]]+\])?<\/tspan>[^<]*<\/text>\n<rect [^>]*fill="(#[0-9a-f]{6})"/g,
     )) {
       note(label!, fill!);
     }
@@ -118,27 +118,46 @@ describe('renderHtml', () => {
     expect(t4).toContain('mean ms per request, waiting clients N = 10');
   });
 
-  it('should leave room in every line chart for its legend, whatever the names', () => {
-    // The report's 12 px system-ui text: at most about 7 px a character.
-    const charPx = 7;
+  it('should give every chart an accessible name', () => {
+    const html = renderHtml(sample());
+    const charts = html.match(/<svg[^>]*>/g)!;
+    expect(charts.length).toBeGreaterThanOrEqual(10);
+    for (const svg of charts) expect(svg).toMatch(/ role="img" aria-label="[^"]+"/);
+    const titles = [...html.matchAll(/<svg[^>]*><title>([^<]+)<\/title>/g)].map((m) => m[1]);
+    expect(titles).toHaveLength(charts.length);
+    expect(titles).toContain('T1 GET /time: latency percentiles in ms, by server');
+  });
+
+  it('should name the percentile and the unit in the tooltips, on a log axis', () => {
     const run = sample();
-    const long = 'a server with a much longer name than any of ours (SQLite)';
-    run.t4 = run.t4.map((row, i) => (i === 0 ? { ...row, label: long } : row));
+    const t1 = section(renderHtml(run), 'T1');
+    const chat = run.t1.find((row) => row.server === 'chat')!;
+    expect(t1).toContain(`<title>${chat.label}: p50 → ${chat.percentiles['50']} ms</title>`);
+    expect(t1).not.toMatch(/<title>[^<]*: \d+ → /);
+    expect(t1).toContain('ms (log scale)');
+    const t5 = section(renderHtml(run), 'T5');
+    expect(t5).toMatch(/<title>\d+(?:\.\d)?–\d+(?:\.\d)? ms: \d+ clients<\/title>/);
+  });
+
+  it('should give the commit, the Node version, the cores and their caveat, read from the run', () => {
+    const run = sample();
+    run.machine = { ...run.machine, cpus: 5, node: 'v26.10.0', commit: 'abc123def456' };
     const html = renderHtml(run);
-    const charts = [...html.matchAll(/<svg viewBox="0 0 (\d+) \d+"[\s\S]*?<\/svg>/g)];
-    const legends = charts.flatMap(([svg, width]) =>
-      [
-        ...svg.matchAll(
-          /<rect x="[\d.]+" y="[\d.]+" width="12" height="12" fill="#[0-9a-f]{6}"\/><text x="([\d.]+)"[^>]*>([^<]+)</g,
-        ),
-      ].map(([, x, name]) => ({
-        name: name!,
-        end: Number(x) + name!.length * charPx,
-        width: Number(width),
-      })),
+    expect(html).toContain('commit <code>abc123def456</code>: 5 cores');
+    expect(html).toContain('Node v26.10.0');
+    expect(html).toContain('Figures from a machine with 5 cores shared by the server');
+    expect(section(html, 'Cluster')).toContain('the same 5 cores');
+    expect(html).not.toMatch(/two cores/i);
+    delete run.machine.commit;
+    expect(renderHtml(run)).toContain('commit <code>not recorded</code>');
+  });
+
+  it('should show the notes of the run, such as where the SQLite files were', () => {
+    const run = sample();
+    run.notes = ['SQLite files on tmpfs (/dev/shm) except the "chat (SQLite on disk)" row of T3.'];
+    expect(renderHtml(run)).toContain(
+      '<li>SQLite files on tmpfs (/dev/shm) except the &quot;chat (SQLite on disk)&quot; row of T3.</li>',
     );
-    expect(legends.map((l) => l.name)).toContain(long);
-    for (const legend of legends) expect(legend.end, legend.name).toBeLessThanOrEqual(legend.width);
   });
 
   it('should give the histograms axis titles and the same axes', () => {

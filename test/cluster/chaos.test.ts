@@ -9,20 +9,13 @@
  * order: the store's full list, read at the end.
  */
 import { randomInt } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openStore } from '../../server/store/open-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import type { RecvBody } from '../helpers/chat.ts';
-import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopAllServerProcesses,
-} from '../helpers/processes.ts';
-import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
+import { useChatProcesses } from './fixture.ts';
 
-const redisUrl = serviceUrl('REDIS_URL');
 const ROOMS = ['chaos-a', 'chaos-b'];
 const CLIENTS = 20;
 const SENDERS = 3;
@@ -43,27 +36,12 @@ describeWith(
   needs.service('REDIS_URL'),
   'chaos: 3 processes, moving clients, a SIGKILL mid-run',
   () => {
-    let database: SharedDatabase;
-    let env: Record<string, string>;
-    const servers: ServerProcess[] = [];
-
-    beforeAll(async () => {
-      database = await createSharedDatabase();
-      env = {
-        DATABASE_URL: database.url,
-        REDIS_URL: redisUrl!,
-        REDIS_PREFIX: uniquePrefix(),
-        POLL_TIMEOUT_MS: '5000',
-      };
-      // The first creates the schema; the others then start together.
-      servers.push(await startServerProcess({ env }));
-      servers.push(...(await Promise.all([1, 2].map(() => startServerProcess({ env })))));
-    }, 60_000);
-
-    afterAll(async () => {
-      await stopAllServerProcesses();
-      await database?.drop();
+    const chat = useChatProcesses({
+      processes: 3,
+      redis: 'shared',
+      env: { POLL_TIMEOUT_MS: '5000' },
     });
+    const servers = chat.servers;
 
     it('gives every client every message of its room exactly once, in order', async () => {
       const started = performance.now();
@@ -141,7 +119,7 @@ describeWith(
         const victim = servers[index]!;
         await victim.kill();
         const down = performance.now();
-        servers[index] = await startServerProcess({ env, port: victim.port! });
+        servers[index] = await chat.start({ port: victim.port! });
         restart = `process ${index} SIGKILLed at send ${KILL_AFTER}, back ${((performance.now() - down) / 1000).toFixed(1)} s later, at send ${sent}`;
       }
 
@@ -150,7 +128,7 @@ describeWith(
       await killed;
 
       // Every send is acknowledged: the store's full list is final.
-      const store = await openStore(database.url);
+      const store = await openStore(chat.database.url);
       await store.init();
       const stored = new Map<string, Message[]>();
       try {

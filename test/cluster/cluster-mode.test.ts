@@ -9,27 +9,27 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopAllServerProcesses,
-} from '../helpers/processes.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ServerProcess } from '../helpers/processes.ts';
+import { useChatProcesses } from './fixture.ts';
 import { type ChatClient, chatClient, untilWaiting } from './http-client.ts';
-import { createSharedDatabase, type SharedDatabase } from './shared-database.ts';
 
 const POLL_TIMEOUT_MS = 10_000;
 
 describe('cluster mode with 2 workers and no Redis', () => {
-  let database: SharedDatabase;
+  const chat = useChatProcesses({
+    workers: 2,
+    env: { POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS) },
+  });
   let server: ServerProcess;
-  const clients: ChatClient[] = [];
+  beforeAll(() => {
+    server = chat.servers[0]!;
+  });
 
   /** Pinned clients until one reaches a worker with the given pid (or another one, with `not`). */
   async function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
     for (let attempt = 0; attempt < 50; attempt += 1) {
-      const client = chatClient(server.url, { pinned: true, log: server });
-      clients.push(client);
+      const client = chat.client(server, { pinned: true, log: server });
       const pid = await client.pid();
       if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
       client.close();
@@ -37,28 +37,14 @@ describe('cluster mode with 2 workers and no Redis', () => {
     throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
   }
 
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    server = await startServerProcess({
-      workers: 2,
-      env: { DATABASE_URL: database.url, POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS) },
-    });
-  }, 60_000);
-
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await stopAllServerProcesses();
-    await database?.drop();
-  });
-
   it('serves both workers through the one port', async () => {
     const [, first] = await clientOn({});
     const [, second] = await clientOn({ not: first });
     expect(new Set([first, second])).toEqual(new Set(server.listeningPids));
-    const health = (await chatClient(server.url).get('/health')).body;
+    const health = (await chat.clients[0]!.get('/health')).body;
     expect(health).toEqual({ status: 'ok' });
-    const metrics = await chatClient(server.url).text('/metrics');
-    expect(metrics).toContain(`chat_info{store="${database.kind}",bus="cluster"} 1`);
+    const metrics = await chat.clients[0]!.text('/metrics');
+    expect(metrics).toContain(`chat_info{store="${chat.database.kind}",bus="cluster"} 1`);
   });
 
   describe('when a poll waits on one worker and a message is sent to the other', () => {
@@ -126,8 +112,7 @@ describe('cluster mode with 2 workers and no Redis', () => {
         expect(answer).toMatchObject({ messages: [], cursor: before.id });
 
       // The clients reconnect (anywhere) while messages keep coming.
-      const after = chatClient(server.url);
-      clients.push(after);
+      const after = chat.client(server);
       const repolls = answers.map((answer) => after.recv(`room=sigterm&since=${answer.cursor}`));
       const sent = [await after.send({ room: 'sigterm', text: 'after' })];
       for (const answer of await Promise.all(repolls)) {
@@ -154,11 +139,7 @@ describe('cluster mode with 2 workers and no Redis', () => {
     it('shares it between the workers like a TCP port', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'chat-pipe-'));
       const path = join(dir, 'chat.sock');
-      const onPath = await startServerProcess({
-        workers: 2,
-        port: path,
-        env: { DATABASE_URL: database.url, POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS) },
-      });
+      const onPath = await chat.start({ port: path });
       expect(onPath.url).toBe(path);
       const pids = new Set<number>();
       for (let attempt = 0; attempt < 20 && pids.size < 2; attempt += 1) {
@@ -180,8 +161,7 @@ describe('cluster mode with 2 workers and no Redis', () => {
       const polls = [first, second].map((c) => c.recv('room=stop&since=0'));
       // Both polls, one on each worker (the count is the sum over the workers;
       // asked on a connection of its own, the pinned ones are busy polling).
-      const probe = chatClient(server.url);
-      clients.push(probe);
+      const probe = chat.client(server);
       await untilWaiting(probe, 2);
       server.signal('SIGTERM');
       for (const answer of await Promise.all(polls)) expect(answer.messages).toEqual([]);

@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { vi } from 'vitest';
 import type { RecvBody, SendBody } from '../helpers/chat.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
+import { until } from '../helpers/wait.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -115,22 +115,31 @@ export function chatClient(
   };
 }
 
+/** A gauge of `/metrics` (the sum or minimum over a cluster's workers), or undefined when absent. */
+export async function gauge(client: ChatClient, name: string): Promise<number | undefined> {
+  const text = await client.text('/metrics');
+  const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+  return value === undefined ? undefined : Number(value);
+}
+
 /**
- * Polls `/metrics` until `chat_polls_waiting` reaches `count`: the polls are
- * registered, not just sent. In a cluster it is the sum over the workers.
- * Asked every 10 ms by `vi.waitFor`, not in a tight loop.
+ * Asks `/metrics` until the gauge `name` passes `check`: a state the server
+ * reached, not just a request sent (test/helpers/wait.ts, every 10 ms).
  */
-export async function untilWaiting(
+export async function untilGauge(
   client: ChatClient,
-  count: number,
+  name: string,
+  check: (value: number) => boolean,
   timeoutMs = 10_000,
 ): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const metrics = await client.text('/metrics');
-      const waiting = Number(/^chat_polls_waiting (\d+)$/m.exec(metrics)?.[1] ?? 0);
-      if (waiting < count) throw new Error(`${waiting} of ${count} polls waiting`);
-    },
-    { timeout: timeoutMs, interval: 10 },
-  );
+  const passes = async () => check((await gauge(client, name)) ?? Number.NaN);
+  await until(passes, `${name} to pass its check`, timeoutMs, 10);
+}
+
+/**
+ * Until `chat_polls_waiting` reaches `count`: the polls are registered, not
+ * just sent. In a cluster it is the sum over the workers.
+ */
+export function untilWaiting(client: ChatClient, count: number, timeoutMs = 10_000): Promise<void> {
+  return untilGauge(client, 'chat_polls_waiting', (waiting) => waiting >= count, timeoutMs);
 }

@@ -5,45 +5,23 @@
  * process's store watch finds the other's messages within STORE_POLL_MS
  * (docs/design.md, "Rules that make delivery correct", rule 2).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopAllServerProcesses,
-} from '../helpers/processes.ts';
-import { type ChatClient, chatClient } from './http-client.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useChatProcesses } from './fixture.ts';
+import type { ChatClient } from './http-client.ts';
 
 /** Long, so an answer that comes before it can only be a delivery, never the timeout. */
 const POLL_TIMEOUT_MS = 20_000;
 
 describe('two server processes on one SQLite file, with no bus', () => {
-  let dir: string;
-  let a: ServerProcess;
-  let b: ServerProcess;
+  const chat = useChatProcesses({
+    processes: 2,
+    database: 'sqlite',
+    env: { POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS), STORE_POLL_MS: '200' },
+  });
   let clientA: ChatClient;
   let clientB: ChatClient;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'chat-no-bus-'));
-    const env = {
-      DATABASE_URL: `sqlite:${join(dir, 'chat.sqlite')}`,
-      POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS),
-      STORE_POLL_MS: '200',
-    };
-    a = await startServerProcess({ env });
-    b = await startServerProcess({ env });
-    clientA = chatClient(a.url);
-    clientB = chatClient(b.url);
-  }, 60_000);
-
-  afterAll(async () => {
-    clientA?.close();
-    clientB?.close();
-    await stopAllServerProcesses();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+  beforeAll(() => {
+    [clientA, clientB] = chat.clients as [ChatClient, ChatClient];
   });
 
   describe('when each process has sent in the room and the other sends again', () => {

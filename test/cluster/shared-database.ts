@@ -25,7 +25,8 @@ export async function createSharedDatabase(): Promise<SharedDatabase> {
   return mysqlUrl === undefined ? createSqliteFile() : createMysqlDatabase(mysqlUrl);
 }
 
-function createSqliteFile(): SharedDatabase {
+/** A SQLite file in a temporary folder, whatever the environment offers. */
+export function createSqliteFile(): SharedDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'chat-cluster-'));
   return {
     url: `sqlite://${join(dir, 'chat.sqlite')}`,

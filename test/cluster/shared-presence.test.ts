@@ -4,42 +4,28 @@
  * of both processes (a shared count once expired after 10 s while a poll
  * waited 25 s, so quiet rooms showed "1 online" at every timeout).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceUrl } from '../helpers/env.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeWith, needs } from '../helpers/needs.ts';
-import { startServerProcess, stopAllServerProcesses } from '../helpers/processes.ts';
-import { type ChatClient, chatClient } from './http-client.ts';
-import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
+import { useChatProcesses } from './fixture.ts';
+import type { ChatClient } from './http-client.ts';
 
-const redisUrl = serviceUrl('REDIS_URL');
 /** Longer than the 10 s after which the shared count used to expire. */
 const POLL_TIMEOUT_MS = 12_000;
 
 describeWith(needs.service('REDIS_URL'), 'the online count with two processes and Redis', () => {
-  let database: SharedDatabase;
-  let clientA: ChatClient;
-  let clientB: ChatClient;
-
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    const env = {
-      DATABASE_URL: database.url,
-      REDIS_URL: redisUrl!,
-      REDIS_PREFIX: uniquePrefix(),
+  const chat = useChatProcesses({
+    processes: 2,
+    redis: 'shared',
+    env: {
       POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS),
       // Off: this checks the count a poll gets at its timeout, not the notifications.
       PRESENCE_NOTIFY_MS: '0',
-    };
-    const [a, b] = await Promise.all([startServerProcess({ env }), startServerProcess({ env })]);
-    clientA = chatClient(a.url);
-    clientB = chatClient(b.url);
-  }, 60_000);
-
-  afterAll(async () => {
-    clientA?.close();
-    clientB?.close();
-    await stopAllServerProcesses();
-    await database?.drop();
+    },
+  });
+  let clientA: ChatClient;
+  let clientB: ChatClient;
+  beforeAll(() => {
+    [clientA, clientB] = chat.clients as [ChatClient, ChatClient];
   });
 
   describe('when a client on each process waits out a whole poll in a quiet room', () => {

@@ -2,47 +2,28 @@
  * Two server processes on two ports, sharing one database and one Redis:
  * what separate machines behind a load balancer do.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../helpers/catch-up.ts';
 import type { SendBody } from '../helpers/chat.ts';
-import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
-import {
-  type ServerProcess,
-  startServerProcess,
-  stopAllServerProcesses,
-} from '../helpers/processes.ts';
-import { type ChatClient, chatClient, untilWaiting } from './http-client.ts';
-import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
+import type { ServerProcess } from '../helpers/processes.ts';
+import { useChatProcesses } from './fixture.ts';
+import { type ChatClient, untilWaiting } from './http-client.ts';
 
-const redisUrl = serviceUrl('REDIS_URL');
 const POLL_TIMEOUT_MS = 10_000;
 
 describeWith(needs.service('REDIS_URL'), 'two server processes with the Redis bus', () => {
-  let database: SharedDatabase;
+  const chat = useChatProcesses({
+    processes: 2,
+    redis: 'shared',
+    env: { POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS) },
+  });
   let a: ServerProcess;
-  let b: ServerProcess;
   let clientA: ChatClient;
   let clientB: ChatClient;
-
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    const env = {
-      DATABASE_URL: database.url,
-      REDIS_URL: redisUrl!,
-      REDIS_PREFIX: uniquePrefix(),
-      POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS),
-    };
-    [a, b] = await Promise.all([startServerProcess({ env }), startServerProcess({ env })]);
-    clientA = chatClient(a.url);
-    clientB = chatClient(b.url);
-  }, 60_000);
-
-  afterAll(async () => {
-    clientA?.close();
-    clientB?.close();
-    await stopAllServerProcesses();
-    await database?.drop();
+  beforeAll(() => {
+    a = chat.servers[0]!;
+    [clientA, clientB] = chat.clients as [ChatClient, ChatClient];
   });
 
   describe('when a poll waits on B and a message is sent to A', () => {

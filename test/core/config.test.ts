@@ -74,6 +74,17 @@ describe('loadConfig', () => {
       typingBurst: 10,
       typingWakeMs: 2_500,
       typingTtlMs: 5_000,
+      redisTimeoutMs: 500,
+      maxPipelined: 16,
+      maxConnectionsPerAddress: 256,
+      maxIdlePerAddress: 32,
+      maxConnections: undefined,
+      keepAliveTimeoutMs: 65_000,
+      presenceClientsPerAddress: 100,
+      presenceChangeBurst: 4,
+      presenceChangeMs: 15_000,
+      metricsHost: undefined,
+      allowedHosts: [],
     });
   });
 
@@ -95,6 +106,7 @@ describe('loadConfig', () => {
       TYPING_WAKE_MS: '3000',
       TYPING_TTL_MS: '6000',
       LOG_LEVEL: 'debug',
+      REDIS_TIMEOUT_MS: '2000',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -113,6 +125,7 @@ describe('loadConfig', () => {
       typingWakeMs: 3_000,
       typingTtlMs: 6_000,
       logLevel: 'debug',
+      redisTimeoutMs: 2_000,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -133,6 +146,9 @@ describe('loadConfig', () => {
       ['TYPING_BURST', '0'],
       ['TYPING_WAKE_MS', '50'],
       ['TYPING_TTL_MS', '60001'],
+      ['PORT', 'abc'],
+      ['PORT', 'chat.sock'],
+      ['REDIS_TIMEOUT_MS', '0'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {

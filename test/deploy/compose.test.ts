@@ -9,74 +9,23 @@
  *
  * The required passwords are set for `config`.
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Compose,
+  composeEnv,
+  HTTPS_FILE,
+  hasCompose,
+  MAIN_FILE,
+  MONGODB_FILE,
+  PASSWORDS,
+  ROOT,
+  resolvedConfig,
+  run,
+} from './compose.ts';
 import { NGINX_CONF } from './nginx.ts';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
-const MAIN_FILE = join(ROOT, 'docker-compose.yml');
-const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
-
-const hasCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
-if (!hasCompose && process.env.CI) {
-  throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
-}
-
-interface Service {
-  image?: string;
-  logging?: { driver: string; options?: Record<string, string> };
-  volumes?: string[];
-  build?: { context: string; target: string };
-  environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  healthcheck?: { test: string[] };
-  deploy?: { replicas?: number };
-  ports?: { target: number; published: number | string }[];
-}
-
-interface Compose {
-  services: Record<string, Service>;
-}
-
-const run = promisify(execFile);
-
-/** What the files require, set for `config`. */
-const PASSWORDS = {
-  MYSQL_PASSWORD: 'test-password',
-  MONGO_PASSWORD: 'test-password',
-  MONGO_ROOT_PASSWORD: 'test-root-password',
-};
-
-/** The environment compose sees: this one without any variable the files read. */
-function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of [...Object.keys(PASSWORDS), 'HTTP_PORT', 'MONGO_PORT']) delete env[name];
-  return { ...env, ...vars };
-}
-
-/** `docker-compose -f file config`, read back as an object. */
-async function resolvedConfig(
-  file: string,
-  vars: Record<string, string> = PASSWORDS,
-): Promise<Compose> {
-  const { stdout } = await run('docker-compose', ['-f', file, 'config'], {
-    env: composeEnv(vars),
-  });
-  // PyYAML comes with docker-compose (it is written in Python).
-  const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
-    const child = execFile(
-      'python3',
-      ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
-      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
-    );
-    child.stdin?.end(stdout);
-  });
-  return JSON.parse(json) as Compose;
-}
 
 const title = hasCompose
   ? 'docker-compose files (docker-compose config)'
@@ -154,11 +103,49 @@ describe.skipIf(!hasCompose)(title, () => {
       }
     });
 
+    it('raises nginx’s and the chat’s open-file limit to nginx.conf’s worker_rlimit_nofile', async () => {
+      const nginx = await readFile(NGINX_CONF, 'utf8');
+      const rlimit = Number(/^worker_rlimit_nofile (\d+);/m.exec(nginx)?.[1]);
+      const connections = Number(/worker_connections (\d+);/.exec(nginx)?.[1]);
+      expect(rlimit).toBeGreaterThanOrEqual(2 * connections);
+      for (const name of ['web', 'app']) {
+        expect({ name, ulimits: main.services[name]?.ulimits }).toEqual({
+          name,
+          ulimits: { nofile: { soft: rlimit, hard: rlimit } },
+        });
+      }
+    });
+
     it('checks health on the port the chat listens on', () => {
       const app = main.services.app;
       expect(app?.healthcheck?.test.join(' ')).toContain(
         `127.0.0.1:${app?.environment?.PORT}/health`,
       );
+    });
+  });
+
+  describe('deploy/docker-compose.https.yml on top of docker-compose.yml', () => {
+    it('publishes 443 and mounts nginx-tls.conf and the certificate folder into web', async () => {
+      const https = await resolvedConfig([MAIN_FILE, HTTPS_FILE], {
+        ...PASSWORDS,
+        TLS_DIR: '/etc/letsencrypt/live/chat.example.com',
+      });
+      const web = https.services.web;
+      expect(web?.ports?.map((port) => port.target).sort()).toEqual([443, 80]);
+      expect([...(web?.volumes ?? [])].sort()).toEqual([
+        '/etc/letsencrypt/live/chat.example.com:/etc/nginx/tls:ro',
+        `${join(ROOT, 'deploy', 'nginx-tls.conf')}:/etc/nginx/tls.d/tls.conf:ro`,
+      ]);
+      const nginx = await readFile(NGINX_CONF, 'utf8');
+      expect(nginx).toContain('include /etc/nginx/tls.d/*.conf;');
+    });
+
+    it('refuses to start without TLS_DIR', async () => {
+      await expect(
+        run('docker-compose', ['-f', MAIN_FILE, '-f', HTTPS_FILE, 'config'], {
+          env: composeEnv(PASSWORDS),
+        }),
+      ).rejects.toThrow(/set TLS_DIR/);
     });
   });
 
@@ -232,5 +219,20 @@ describe.skipIf(!hasCompose)(title, () => {
       };
       expect(withoutDatabase(mongodb)).toEqual(withoutDatabase(main));
     });
+  });
+});
+
+describe('.env.example', () => {
+  it('names every variable the compose files read, and nothing else', async () => {
+    const files = [MAIN_FILE, MONGODB_FILE, HTTPS_FILE];
+    const read = new Set<string>();
+    for (const file of files) {
+      for (const match of (await readFile(file, 'utf8')).matchAll(/\$\{([A-Z_]+)/g)) {
+        read.add(match[1]!);
+      }
+    }
+    const example = await readFile(join(ROOT, '.env.example'), 'utf8');
+    const named = [...example.matchAll(/^#?([A-Z_]+)=/gm)].map((m) => m[1]!);
+    expect([...new Set(named)].sort()).toEqual([...read].sort());
   });
 });

@@ -11,6 +11,7 @@ import { createConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryAnswer } from '../../protocol/protocol.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import { type TestDatabases, testDatabases } from '../store/mysql-database.ts';
 import { ensureBuilt, ROOT } from './build.ts';
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from './chat-process.ts';
@@ -28,11 +29,7 @@ const entrypoint = (env: Record<string, string>) => ({
   env: { ...baseEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
 });
 
-const title = MYSQL_URL
-  ? 'scripts/docker-entrypoint.mjs'
-  : 'scripts/docker-entrypoint.mjs: SKIPPED, MYSQL_URL is not set (CI sets it)';
-
-describe.skipIf(!MYSQL_URL)(title, () => {
+describeWith(needs.service('MYSQL_URL'), 'scripts/docker-entrypoint.mjs', () => {
   let databases: TestDatabases;
   /** mysql://<user>@127.0.0.1:3306/<database>: no password, as docker-compose.yml writes it. */
   let urlWithoutPassword: string;

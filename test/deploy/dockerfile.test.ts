@@ -33,8 +33,13 @@ describe('Dockerfile', () => {
     dockerfile = await read('Dockerfile');
   });
 
-  it('builds and runs on Node 24, the current LTS, with the tools better-sqlite3 needs to compile', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-bookworm-slim$/m);
+  it('builds and runs on the newest Node that package.json’s engines admits (the current LTS), with the tools better-sqlite3 needs to compile', async () => {
+    const { engines } = JSON.parse(await read('package.json')) as { engines: { node: string } };
+    const majors = [...engines.node.matchAll(/\^(\d+)\./g)].map((m) => Number(m[1]));
+    expect(majors.length).toBeGreaterThan(0);
+    expect(dockerfile).toMatch(
+      new RegExp(`^ARG NODE_IMAGE=node:${Math.max(...majors)}-bookworm-slim$`, 'm'),
+    );
     expect(stage(dockerfile, 'app')).toMatch(/^FROM \$\{NODE_IMAGE\} AS app$/m);
     const build = stage(dockerfile, 'build');
     expect(build).toMatch(/^FROM \$\{NODE_IMAGE\} AS build$/m);

@@ -46,6 +46,8 @@ interface Rule {
   action: string;
   url: string;
   stop: boolean;
+  /** `<serverVariables><set name value>`: what the rule sets when it matches. */
+  sets: { name: string; value: string }[];
 }
 
 function readRules(config: IisConfig): Rule[] {
@@ -64,6 +66,10 @@ function readRules(config: IisConfig): Rule[] {
       action: config.xpath(`${rule}/action/@type`),
       url: config.xpath(`${rule}/action/@url`),
       stop: config.xpath(`${rule}/@stopProcessing`) === 'true',
+      sets: config.all(`${rule}/serverVariables/set/@name`).map((name) => ({
+        name,
+        value: config.xpath(`${rule}/serverVariables/set[@name="${name}"]/@value`),
+      })),
     };
   });
 }
@@ -83,7 +89,14 @@ function handlerMatches(handlerPath: string, url: string): boolean {
  * URL among the Node handlers the site adds, minus those a <location>
  * holding the URL removes. No Node handler left: IIS's StaticFile handler.
  */
-export function router(config: IisConfig): (path: string) => { url: string; handler: Handler } {
+export interface Routed {
+  url: string;
+  handler: Handler;
+  /** The server variables the matching rules set, values unexpanded (`{REMOTE_ADDR}`). */
+  sets: { name: string; value: string }[];
+}
+
+export function router(config: IisConfig): (path: string) => Routed {
   const rules = readRules(config);
   const handlers = config.all('/configuration/system.webServer/handlers/add/@name').map((name) => ({
     name,
@@ -102,9 +115,11 @@ export function router(config: IisConfig): (path: string) => { url: string; hand
     );
   return (path) => {
     let url = path.replace(/^\//, '').replace(/\?.*$/, '');
+    const sets: Routed['sets'] = [];
     for (const rule of rules) {
       const match = rule.pattern.exec(url);
       if ((match !== null) === rule.negate) continue;
+      sets.push(...rule.sets);
       if (rule.action === 'Rewrite') {
         url = rule.url.replace(/\{R:(\d)\}/g, (_, n: string) => match?.[Number(n)] ?? '');
       } else if (rule.action !== 'None') {
@@ -114,6 +129,47 @@ export function router(config: IisConfig): (path: string) => { url: string; hand
     }
     const removed = removedAt(url);
     const node = handlers.some((h) => !removed.has(h.name) && handlerMatches(h.path, url));
-    return { url, handler: node ? 'node' : 'iis-static' };
+    return { url, handler: node ? 'node' : 'iis-static', sets };
   };
+}
+
+/** What a visitor's request is to IIS: its address, and its headers (lower-case names). */
+export interface VisitorRequest {
+  path: string;
+  remoteAddr: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The headers Node gets for a request, replayed as IIS builds them: URL
+ * Rewrite's `HTTP_*` server variables replace the request header of that name
+ * (`HTTP_X_FORWARDED_FOR` is `x-forwarded-for`), with `{REMOTE_ADDR}` and
+ * `{HTTP_HOST}` expanded; then, under iisnode with enableXFF on, its own
+ * X-Forwarded-For append (`iisnodeAppendXff`).
+ */
+export function headersToNode(config: IisConfig, request: VisitorRequest): Record<string, string> {
+  const headers = { ...request.headers };
+  const expand = (value: string) =>
+    value
+      .replaceAll('{REMOTE_ADDR}', request.remoteAddr)
+      .replaceAll('{HTTP_HOST}', request.headers.host ?? '');
+  for (const { name, value } of router(config)(request.path).sets) {
+    if (!name.startsWith('HTTP_')) throw new Error(`server variable ${name} is not replayed here`);
+    headers[name.slice(5).toLowerCase().replaceAll('_', '-')] = expand(value);
+  }
+  if (config.xpath('/configuration/system.webServer/iisnode/@enableXFF') === 'true') {
+    headers['x-forwarded-for'] = iisnodeAppendXff(headers['x-forwarded-for'], request.remoteAddr);
+  }
+  return headers;
+}
+
+/**
+ * iisnode's enableXFF, as its source does it: the remote address is appended
+ * to X-Forwarded-For unless the header already ends with the same
+ * characters. So a visitor at 1.2.3.4 who sends `11.2.3.4` gets no append,
+ * and the last entry, which the chat trusts, is the one it chose.
+ */
+export function iisnodeAppendXff(header: string | undefined, remoteAddr: string): string {
+  if (header === undefined || header === '') return remoteAddr;
+  return header.endsWith(remoteAddr) ? header : `${header}, ${remoteAddr}`;
 }

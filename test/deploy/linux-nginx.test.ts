@@ -1,33 +1,43 @@
-/**
- * deploy/linux/nginx-site.conf, the site file for a host's own nginx, run by
- * the real nginx (Debian 12's 1.22) in front of the built chat:
- * - `nginx -t` on the file unchanged, included from Debian's main config;
- * - running, with only its listen lines changed, in front of the chat on
- *   127.0.0.1:3000, the address the file proxies to, started from dist/ with
- *   chat.service's own settings (Environment= lines and the sample
- *   chat.env), read through the chat's config check;
- * - the static part once more with its root pointed at the build.
- *
- * The chat must get 127.0.0.1:3000 itself: if something else listens there,
- * this suite says so and fails.
- */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
+import type { RecvAnswer } from '../../protocol/protocol.ts';
 import type { Config } from '../../server/core/config.ts';
 import type { RunningChat } from '../../server/process/server.ts';
-import { apiRoutes } from './api-routes.ts';
 import { builtModule, ensureBuilt, ROOT } from './build.ts';
 import { http, postJson } from './http.ts';
+import { withStep5Limits } from './linux-guide.ts';
 import {
   checkSite,
+  hardNofile,
   hasNginx,
   NGINX_SITE,
+  type RunningHttpsSite,
   type RunningNginx,
+  startHttpsSite,
   startSite,
   swapOnce,
+  type TlsFiles,
+  workerRlimitNofile,
 } from './nginx.ts';
+import {
+  expectChatRefusesLargeBody,
+  expectEveryRouteReachesChat,
+  expectForgedForwardedForRefused,
+  expectHeldPollAnswered,
+  expectHoldsWaitingPolls,
+  expectLeavingVisitorDropsPoll,
+  expectMetricsRefused,
+  expectPerVisitorBudgets,
+  expectPollAndSendOnOneHttp2Connection,
+  expectSameSecurityHeaders,
+  locationBlock,
+  makeTlsFiles,
+  type Proxied,
+  recvReadTimeoutMs,
+  startProxied,
+} from './nginx-fixtures.ts';
 import { readEnvFile, readUnit } from './systemd-unit.ts';
 
 const POLL_TIMEOUT_MS = 2_000;
@@ -65,38 +75,11 @@ async function startUnitChat(tweak: Partial<Config> = {}): Promise<RunningChat> 
   }
 }
 
-async function startProxiedChat(tweak: Partial<Config> = {}) {
-  const chat = await startUnitChat(tweak);
-  let nginx: RunningNginx;
-  try {
-    nginx = await startSite();
-  } catch (error) {
-    await chat.close();
-    throw error;
-  }
-  return {
-    chat,
-    nginx,
-    async stop() {
-      await nginx.stop();
-      await chat.close();
-    },
-  };
-}
-
-/**
- * Resolves once the chat holds `count` waiting polls (its own count, not
- * asked through nginx): the poll has reached the chat.
- */
-async function waitingPolls(chat: RunningChat, count: number): Promise<void> {
-  await expect.poll(() => chat.hub.waiting, { timeout: 5_000, interval: 10 }).toBe(count);
-}
-
-/** The body of `location <match> { … }` (no nested blocks). */
-function locationBlock(conf: string, match: string): string {
-  const start = conf.indexOf(`location ${match} {`);
-  if (start < 0) throw new Error(`no "location ${match}" in the site file`);
-  return conf.slice(start, conf.indexOf('}', start));
+function startProxiedChat(tweak: Partial<Config> = {}) {
+  return startProxied(
+    () => startUnitChat(tweak),
+    () => startSite(),
+  );
 }
 
 const title = hasNginx
@@ -113,8 +96,6 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('really checks it: the same file with a misspelt directive is refused', async () => {
-      const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
-      const { tmpdir } = await import('node:os');
       const dir = await mkdtemp(join(tmpdir(), 'chat-site-'));
       try {
         const broken = join(dir, 'chat');
@@ -149,29 +130,11 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('passes every route of the chat app to the chat', async () => {
-      // An invalid room makes /recv and /history answer at once; every route
-      // then answers in JSON, which only the chat does (nginx's pages are HTML).
-      for (const path of await apiRoutes()) {
-        const answer = await http(`${nginx.url}${path}?room=!`);
-        expect({ path, type: answer.headers['content-type'] }).toEqual({
-          path,
-          type: 'application/json; charset=utf-8',
-        });
-      }
+      await expectEveryRouteReachesChat(nginx);
     });
 
     it('holds a poll until a send through nginx answers it', async () => {
-      const poll = http(`${nginx.url}/recv?room=held&since=0`);
-      await waitingPolls(chat, 1);
-
-      const sent = await postJson(`${nginx.url}/send`, { room: 'held', text: 'through nginx' });
-      expect(sent.status).toBe(200);
-
-      const answer = await poll;
-      expect(answer.status).toBe(200);
-      const body = answer.json<RecvAnswer>();
-      expect(body.messages.map((m) => m.text)).toEqual(['through nginx']);
-      expect(body.cursor).toBe(sent.json<SendAnswer>().id);
+      await expectHeldPollAnswered(chat, nginx, 'held');
     });
 
     it('ends a poll held for the whole poll timeout with the chat’s empty answer, not a proxy error', async () => {
@@ -184,30 +147,15 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('lets the chat drop the waiting poll when the visitor goes away', async () => {
-      const leave = new AbortController();
-      const poll = http(`${nginx.url}/recv?room=gone&since=0`, { signal: leave.signal });
-      await waitingPolls(chat, 1);
-      leave.abort();
-      await expect(poll).rejects.toThrow(/abort/i);
-      await waitingPolls(chat, 0);
+      await expectLeavingVisitorDropsPoll(chat, nginx, 'gone');
     });
 
     it('does not pass /metrics to the chat', async () => {
-      for (const path of ['/metrics', '/metrics?x=1']) {
-        const answer = await http(`${nginx.url}${path}`);
-        // The chat would answer in JSON, whatever it serves there.
-        expect({ path, status: answer.status, type: answer.headers['content-type'] }).toEqual({
-          path,
-          status: 404,
-          type: 'text/html',
-        });
-      }
+      await expectMetricsRefused(nginx);
     });
 
     it('lets the chat refuse a body over 16 KB with its JSON 413', async () => {
-      const tooLarge = await postJson(`${nginx.url}/send`, { text: 'x'.repeat(20 * 1024) });
-      expect(tooLarge.status).toBe(413);
-      expect(tooLarge.json()).toMatchObject({ error: { code: 'body_too_large' } });
+      await expectChatRefusesLargeBody(nginx);
     });
 
     it('passes an Origin naming the host and port the visitor used (the cross-site check)', async () => {
@@ -229,21 +177,12 @@ describe.skipIf(!hasNginx)(title, () => {
     }, 60_000);
     afterAll(() => stop?.());
 
-    const sendFrom = (localAddress: string, headers: Record<string, string> = {}) =>
-      postJson(`${nginx.url}/send`, { text: 'hi' }, { localAddress, headers });
-
     it('gives two visitors separate send budgets, though both reach the chat from nginx', async () => {
-      expect((await sendFrom('127.0.0.2')).status).toBe(200);
-      expect((await sendFrom('127.0.0.2')).status).toBe(429);
-      expect((await sendFrom('127.0.0.3')).status).toBe(200);
+      await expectPerVisitorBudgets(nginx);
     });
 
     it('does not let a visitor escape its budget with a forged X-Forwarded-For', async () => {
-      expect((await sendFrom('127.0.0.4')).status).toBe(200);
-      for (const forged of ['203.0.113.9', '203.0.113.9, 198.51.100.7']) {
-        const answer = await sendFrom('127.0.0.4', { 'x-forwarded-for': forged });
-        expect({ forged, status: answer.status }).toEqual({ forged, status: 429 });
-      }
+      await expectForgedForwardedForRefused(nginx);
     });
   });
 
@@ -296,19 +235,75 @@ describe.skipIf(!hasNginx)(title, () => {
     });
 
     it('sends the security headers the chat sends with its own static files', async () => {
-      const fromNode = await http(`${node.url}/`);
-      const fromNginx = await http(`${nginx.url}/`);
-      for (const name of [
-        'content-security-policy',
-        'cross-origin-opener-policy',
-        'cross-origin-resource-policy',
-        'referrer-policy',
-        'x-content-type-options',
-        'x-frame-options',
-      ]) {
-        expect({ [name]: fromNginx.headers[name] }).toEqual({ [name]: fromNode.headers[name] });
-      }
+      expectSameSecurityHeaders(await http(`${nginx.url}/`), await http(`${node.url}/`));
     });
+  });
+
+  describe('over HTTPS and HTTP/2: nginx-site-https.conf, the site as certbot leaves it (step 7)', () => {
+    let chat: RunningChat;
+    let nginx: RunningHttpsSite;
+    let tls: TlsFiles & { dir: string };
+    let stop: () => Promise<void>;
+
+    beforeAll(async () => {
+      tls = await makeTlsFiles('chat.example.com');
+      ({ chat, nginx, stop } = await startProxied(
+        () => startUnitChat(),
+        () => startHttpsSite(tls),
+      ));
+    }, 60_000);
+    afterAll(async () => {
+      await stop?.();
+      await rm(tls.dir, { recursive: true, force: true });
+    });
+
+    it('answers a waiting poll and a send on one HTTP/2 connection (curl --http2)', async () => {
+      await expectPollAndSendOnOneHttp2Connection(chat, {
+        host: 'chat.example.com',
+        port: nginx.httpsPort,
+        cacert: tls.fullchain,
+        dir: tls.dir,
+      });
+    });
+
+    it('redirects plain HTTP to HTTPS, as certbot’s --redirect set it up', async () => {
+      const answer = await http(`${nginx.url}/`, { headers: { host: 'chat.example.com' } });
+      expect(answer.status).toBe(301);
+      expect(answer.headers.location).toBe('https://chat.example.com/');
+    });
+  });
+
+  describe('with step 5’s limits in nginx.conf: 5,000 waiting polls', () => {
+    let proxied: Proxied<RunningChat>;
+
+    beforeAll(async () => {
+      // Step 5's edit, run from the guide; then its worker_rlimit_nofile
+      // lowered to this machine's hard limit, which a test cannot raise
+      // (nginx runs under that limit too).
+      const nofile = hardNofile();
+      proxied = await startProxied(
+        // Long enough that the first poll still waits when the last is held
+        // on a loaded machine, below the site's 65 s read timeout.
+        () => startUnitChat({ pollTimeoutMs: 55_000 }),
+        () =>
+          startSite([], {
+            nofile,
+            editMain: async (main) => {
+              const edited = await withStep5Limits(main);
+              const { line } = workerRlimitNofile(edited);
+              return swapOnce(edited, [[line, `worker_rlimit_nofile ${nofile};`]], 'nginx.conf');
+            },
+          }),
+      );
+    }, 60_000);
+    afterAll(() => proxied?.stop());
+
+    it('holds them all through the site (one upstream address), and one send answers every one', async () => {
+      const { heldMs, answeredMs } = await expectHoldsWaitingPolls(proxied, 5_000);
+      console.log(
+        `linux nginx capacity: 5000 polls waiting after ${heldMs} ms; one send answered all in ${answeredMs} ms`,
+      );
+    }, 120_000);
   });
 
   describe('what the file itself says', () => {
@@ -329,17 +324,13 @@ describe.skipIf(!hasNginx)(title, () => {
 
     it('gives /recv a read timeout 10 s above the default poll timeout, and no buffering', async () => {
       const { defaults } = await import('../../server/core/config.ts');
-      const recv = locationBlock(site, '= /recv');
-      const seconds = Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]);
-      expect(seconds * 1000).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);
-      expect(recv).toMatch(/proxy_buffering off;/);
+      expect(recvReadTimeoutMs(site)).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);
+      expect(locationBlock(site, '= /recv')).toMatch(/proxy_buffering off;/);
     });
 
     it('keeps the poll timeout of the sample chat.env under that read timeout', async () => {
-      const recv = locationBlock(site, '= /recv');
-      const seconds = Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]);
       expect(Number((await readEnvFile()).POLL_TIMEOUT_MS) + 10_000).toBeLessThanOrEqual(
-        seconds * 1000,
+        recvReadTimeoutMs(site),
       );
     });
   });

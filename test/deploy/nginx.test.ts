@@ -8,16 +8,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults } from '../../server/core/config.ts';
-import {
-  type RecvBody,
-  type SendBody,
-  startTestChat,
-  type TestChat,
-  until,
-} from '../helpers/chat.ts';
-import { apiRoutes } from './api-routes.ts';
+import { type RecvBody, startTestChat, type TestChat } from '../helpers/chat.ts';
 import { http, postJson } from './http.ts';
-import { hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
+import { freePort, hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
+import {
+  expectChatRefusesLargeBody,
+  expectEveryRouteReachesChat,
+  expectForgedForwardedForRefused,
+  expectHeldPollAnswered,
+  expectLeavingVisitorDropsPoll,
+  expectMetricsRefused,
+  expectPerVisitorBudgets,
+  expectPollAndSendOnOneHttp2Connection,
+  expectSameSecurityHeaders,
+  locationBlock,
+  makeTlsFiles,
+  type Proxied,
+  recvReadTimeoutMs,
+  startProxied,
+  type TestTls,
+} from './nginx-fixtures.ts';
 
 const POLL_TIMEOUT_MS = 3_000;
 
@@ -37,23 +47,11 @@ afterAll(async () => {
 });
 
 /** A chat behind nginx, trusting one proxy hop as docker-compose sets it. */
-async function startProxiedChat(overrides: Parameters<typeof startTestChat>[0] = {}) {
-  const chat = await startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS, ...overrides });
-  let nginx: RunningNginx;
-  try {
-    nginx = await startNginx({ upstream: new URL(chat.url).host, root });
-  } catch (error) {
-    await chat.close();
-    throw error;
-  }
-  return {
-    chat,
-    nginx,
-    async stop() {
-      await nginx.stop();
-      await chat.close();
-    },
-  };
+function startProxiedChat(overrides: Parameters<typeof startTestChat>[0] = {}) {
+  return startProxied(
+    () => startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS, ...overrides }),
+    (chat) => startNginx({ upstream: new URL(chat.url).host, root }),
+  );
 }
 
 describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
@@ -68,50 +66,25 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
 
   describe('the API', () => {
     it('passes every route of the chat app to the chat', async () => {
-      // An invalid room makes /recv and /history answer at once; every route
-      // then answers in JSON, which only the chat does (nginx's pages are HTML).
-      for (const path of await apiRoutes()) {
-        const answer = await http(`${nginx.url}${path}?room=!`);
-        expect({ path, type: answer.headers['content-type'] }).toEqual({
-          path,
-          type: 'application/json; charset=utf-8',
-        });
-      }
+      await expectEveryRouteReachesChat(nginx);
     });
   });
 
   describe('GET /metrics through nginx', () => {
     it('does not reach the chat: metrics are scraped on the compose network only', async () => {
-      const answer = await http(`${nginx.url}/metrics`);
-      // The chat would answer in JSON, whatever it serves there.
-      expect({ status: answer.status, type: answer.headers['content-type'] }).toEqual({
-        status: 404,
-        type: 'text/html',
-      });
+      await expectMetricsRefused(nginx);
     });
   });
 
   describe('POST /send through nginx: the body limit', () => {
     it('lets the chat refuse a body over 16 KB with its JSON 413', async () => {
-      const tooLarge = await postJson(`${nginx.url}/send`, { text: 'x'.repeat(20 * 1024) });
-      expect(tooLarge.status).toBe(413);
-      expect(tooLarge.json()).toMatchObject({ error: { code: 'body_too_large' } });
+      await expectChatRefusesLargeBody(nginx);
     });
   });
 
   describe('GET /recv through nginx', () => {
     it('holds the poll until a send through nginx answers it', async () => {
-      const poll = http(`${nginx.url}/recv?room=held&since=0`);
-      await until(() => chat.hub.waiting === 1, 'the poll to wait in the chat');
-
-      const sent = await postJson(`${nginx.url}/send`, { room: 'held', text: 'through nginx' });
-      expect(sent.status).toBe(200);
-
-      const answer = await poll;
-      expect(answer.status).toBe(200);
-      const body = answer.json<RecvBody>();
-      expect(body.messages.map((m) => m.text)).toEqual(['through nginx']);
-      expect(body.cursor).toBe(sent.json<SendBody>().id);
+      await expectHeldPollAnswered(chat, nginx, 'held');
     });
 
     it('passes on the empty answer when the poll timeout passes', async () => {
@@ -122,20 +95,14 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
     });
 
     it('lets the chat drop the waiting poll when the visitor goes away', async () => {
-      const leave = new AbortController();
-      const poll = http(`${nginx.url}/recv?room=gone&since=0`, { signal: leave.signal });
-      await until(() => chat.hub.waiting === 1, 'the poll to wait in the chat');
-      leave.abort();
-      await expect(poll).rejects.toThrow(/abort/i);
-      await until(() => chat.hub.waiting === 0, 'nginx to close the upstream request');
+      await expectLeavingVisitorDropsPoll(chat, nginx, 'gone');
     });
   });
 
   describe('the long-poll settings in nginx.conf', () => {
     it('gives /recv a read timeout longer than the default poll timeout, with 10 s to spare', async () => {
-      const recv = locationBlock(await readFile(NGINX_CONF, 'utf8'), '= /recv');
-      const seconds = Number(/proxy_read_timeout (\d+)s;/.exec(recv)?.[1]);
-      expect(seconds * 1000).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);
+      const readTimeoutMs = recvReadTimeoutMs(await readFile(NGINX_CONF, 'utf8'));
+      expect(readTimeoutMs).toBeGreaterThanOrEqual(defaults.pollTimeoutMs + 10_000);
     });
 
     it('does not buffer /recv, so an answer leaves the moment the chat writes it', async () => {
@@ -169,18 +136,7 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
     it('sends the security headers the chat sends with its own static files', async () => {
       const node = await startTestChat({ serveStatic: true, staticDir: root });
       try {
-        const fromNode = await http(`${node.url}/`);
-        const fromNginx = await http(`${nginx.url}/`);
-        for (const name of [
-          'content-security-policy',
-          'cross-origin-opener-policy',
-          'cross-origin-resource-policy',
-          'referrer-policy',
-          'x-content-type-options',
-          'x-frame-options',
-        ]) {
-          expect({ [name]: fromNginx.headers[name] }).toEqual({ [name]: fromNode.headers[name] });
-        }
+        expectSameSecurityHeaders(await http(`${nginx.url}/`), await http(`${node.url}/`));
       } finally {
         await node.close();
       }
@@ -216,6 +172,46 @@ describe.skipIf(!hasNginx)('deploy/nginx.conf in front of a chat', () => {
 });
 
 describe.skipIf(!hasNginx)(
+  'deploy/nginx.conf with deploy/nginx-tls.conf and a certificate (docker-compose.https.yml)',
+  () => {
+    let proxied: Proxied<TestChat>;
+    let tls: TestTls;
+    let tlsPort: number;
+
+    beforeAll(async () => {
+      tls = await makeTlsFiles('chat.example.com');
+      tlsPort = await freePort();
+      proxied = await startProxied(
+        () => startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS }),
+        (chat) =>
+          startNginx({
+            upstream: new URL(chat.url).host,
+            root,
+            tls: { fullchain: tls.fullchain, privkey: tls.privkey, port: tlsPort },
+          }),
+      );
+    });
+    afterAll(async () => {
+      await proxied?.stop();
+      await rm(tls.dir, { recursive: true, force: true });
+    });
+
+    it('answers a waiting poll and a send on one HTTP/2 connection (curl --http2)', async () => {
+      await expectPollAndSendOnOneHttp2Connection(proxied.chat, {
+        host: 'chat.example.com',
+        port: tlsPort,
+        cacert: tls.fullchain,
+        dir: tls.dir,
+      });
+    });
+
+    it('still serves plain HTTP on port 80', async () => {
+      expect((await http(`${proxied.nginx.url}/health`)).status).toBe(200);
+    });
+  },
+);
+
+describe.skipIf(!hasNginx)(
   'deploy/nginx.conf: the visitor address reaches the chat (TRUST_PROXY=1)',
   () => {
     let nginx: RunningNginx;
@@ -228,26 +224,12 @@ describe.skipIf(!hasNginx)(
     });
     afterAll(() => stop());
 
-    const sendFrom = (localAddress: string, headers: Record<string, string> = {}) =>
-      postJson(`${nginx.url}/send`, { text: 'hi' }, { localAddress, headers });
-
     it('gives two visitors separate send budgets, though both reach the chat from nginx', async () => {
-      expect((await sendFrom('127.0.0.2')).status).toBe(200);
-      expect((await sendFrom('127.0.0.2')).status).toBe(429);
-      expect((await sendFrom('127.0.0.3')).status).toBe(200);
+      await expectPerVisitorBudgets(nginx);
     });
 
     it('does not let a visitor escape its budget with a forged X-Forwarded-For', async () => {
-      expect((await sendFrom('127.0.0.4')).status).toBe(200);
-      const forged = await sendFrom('127.0.0.4', { 'x-forwarded-for': '203.0.113.9' });
-      expect(forged.status).toBe(429);
+      await expectForgedForwardedForRefused(nginx);
     });
   },
 );
-
-/** The body of `location <match> { … }` in an nginx config (no nested blocks). */
-function locationBlock(conf: string, match: string): string {
-  const start = conf.indexOf(`location ${match} {`);
-  if (start < 0) throw new Error(`no "location ${match}" in nginx.conf`);
-  return conf.slice(start, conf.indexOf('}', start));
-}

@@ -12,10 +12,10 @@
  *   (`debianMainConf`), either unchanged (`nginx -t`) or with only its
  *   listen lines changed (`startSite`).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, watch } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,9 +24,17 @@ import { promisify } from 'node:util';
 
 export const NGINX = '/usr/sbin/nginx';
 export const NGINX_CONF = new URL('../../deploy/nginx.conf', import.meta.url);
+export const NGINX_TLS_CONF = new URL('../../deploy/nginx-tls.conf', import.meta.url);
 export const NGINX_SITE = fileURLToPath(
   new URL('../../deploy/linux/nginx-site.conf', import.meta.url),
 );
+export const NGINX_SITE_HTTPS = fileURLToPath(
+  new URL('../../deploy/linux/nginx-site-https.conf', import.meta.url),
+);
+
+/** A change to Debian's main nginx.conf (the guide's step 5, for one), applied before nginx reads it. */
+export type MainConfEdit = (main: string) => string | Promise<string>;
+const unchanged: MainConfEdit = (main) => main;
 
 export const hasNginx = existsSync(NGINX);
 if (!hasNginx && process.env.CI) {
@@ -39,6 +47,8 @@ export interface RunningNginx {
   url: string;
   port: number;
   conf: string;
+  /** nginx's error log so far. */
+  errorLog(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +63,8 @@ export interface NginxSite {
   root: string;
   /** Folder for the pid file, the logs and nginx's temp files. */
   dir: string;
+  /** The open-file limit nginx runs under (soft and hard), and its workers set. */
+  nofile: number;
 }
 
 function tempPaths(dir: string): string {
@@ -72,31 +84,80 @@ export function swapOnce(source: string, swaps: [string, string][], file: string
   return text;
 }
 
+/** `worker_rlimit_nofile N;` in an nginx file, and N. */
+export function workerRlimitNofile(source: string): { line: string; value: number } {
+  const match = /^worker_rlimit_nofile (\d+);/m.exec(source);
+  if (!match) throw new Error('no worker_rlimit_nofile in the nginx file');
+  return { line: match[0], value: Number(match[1]) };
+}
+
 export function renderNginxConf(source: string, site: NginxSite): string {
   const { dir } = site;
   return swapOnce(
     source,
     [
       ['user nginx;\n', ''],
+      // The file's value is compose's `ulimits`; here nginx runs under `nofile`.
+      [workerRlimitNofile(source).line, `worker_rlimit_nofile ${site.nofile};`],
       ['worker_processes auto;', 'worker_processes 1;'],
       ['pid /var/run/nginx.pid;', `pid ${join(dir, 'nginx.pid')};`],
       ['error_log /dev/stderr warn;', `error_log ${join(dir, 'error.log')} warn;`],
       ['access_log /dev/stdout;', `access_log ${join(dir, 'access.log')};\n${tempPaths(dir)}`],
       ['server app:3000 resolve;', `server ${site.upstream};`],
       ['listen 80;', `listen 127.0.0.1:${site.port};`],
+      ['include /etc/nginx/tls.d/*.conf;', `include ${join(dir, 'tls.d')}/*.conf;`],
       ['root /usr/share/nginx/html;', `root ${site.root};`],
     ],
     'deploy/nginx.conf',
   );
 }
 
-/** deploy/nginx.conf in front of `upstream`, serving `root`. */
-export function startNginx(site: Omit<NginxSite, 'port' | 'dir'>): Promise<RunningNginx> {
+/**
+ * deploy/nginx.conf in front of `upstream`, serving `root`, under an open-file
+ * limit of `nofile` (by default this machine's hard limit).
+ */
+export function startNginx(
+  site: Omit<NginxSite, 'port' | 'dir' | 'nofile'> & { nofile?: number; tls?: ComposeTls },
+): Promise<RunningNginx> {
   return onFreePort(async (port) => {
     const dir = await nginxDir();
-    const conf = renderNginxConf(await readFile(NGINX_CONF, 'utf8'), { ...site, port, dir });
-    return runNginx(dir, conf, port);
+    await mkdir(join(dir, 'tls.d'));
+    if (site.tls) await writeFile(join(dir, 'tls.d', 'tls.conf'), await renderTlsConf(site.tls));
+    const nofile = site.nofile ?? hardNofile();
+    const source = await readFile(NGINX_CONF, 'utf8');
+    const conf = renderNginxConf(source, { ...site, port, dir, nofile });
+    return runNginx(dir, conf, port, undefined, nofile);
   });
+}
+
+/** What deploy/docker-compose.https.yml mounts: the certificate, and the port 443 becomes. */
+export interface ComposeTls {
+  fullchain: string;
+  privkey: string;
+  port: number;
+}
+
+/**
+ * deploy/nginx-tls.conf with its port and certificate paths swapped, and
+ * nginx 1.25's `http2 on;` written as Debian 12's nginx 1.22 spells it
+ * (`listen … ssl http2`): the one change needed to run the compose file's
+ * HTTP/2 here.
+ */
+export async function renderTlsConf(tls: ComposeTls): Promise<string> {
+  return swapOnce(
+    await readFile(NGINX_TLS_CONF, 'utf8'),
+    [
+      ['listen 443 ssl;\nhttp2 on;\n', `listen 127.0.0.1:${tls.port} ssl http2;\n`],
+      ['/etc/nginx/tls/fullchain.pem', tls.fullchain],
+      ['/etc/nginx/tls/privkey.pem', tls.privkey],
+    ],
+    'deploy/nginx-tls.conf',
+  );
+}
+
+/** This process's hard limit on open files: what a child may be given at most. */
+export function hardNofile(): number {
+  return Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim());
 }
 
 // --- deploy/linux/nginx-site.conf (a host's own nginx) ----------------------
@@ -142,11 +203,14 @@ ${tempPaths(dir)}
 }
 
 /** `nginx -t` on the site file, unchanged, in Debian's main configuration: its output. */
-export async function checkSite(site = NGINX_SITE): Promise<{ ok: boolean; output: string }> {
+export async function checkSite(
+  site = NGINX_SITE,
+  editMain: MainConfEdit = unchanged,
+): Promise<{ ok: boolean; output: string }> {
   const dir = await nginxDir();
   try {
     const confPath = join(dir, 'nginx.conf');
-    await writeFile(confPath, debianMainConf(dir, site));
+    await writeFile(confPath, await editMain(debianMainConf(dir, site)));
     const result = await run(NGINX, ['-t', ...debianArgs(dir, confPath)]).then(
       ({ stderr }) => ({ ok: true, output: stderr }),
       (error: { stderr?: string }) => ({ ok: false, output: error.stderr ?? String(error) }),
@@ -174,22 +238,101 @@ export function hasIpv6Loopback(): boolean {
  * where the loopback has no IPv6). `more` applies further swaps, which the
  * caller must name in its test.
  */
-export function startSite(more: [string, string][] = []): Promise<RunningNginx> {
+export interface SiteOptions {
+  /** Further swaps in the site file, which the caller must name in its test. */
+  more?: [string, string][];
+  /** A change to Debian's main file. */
+  editMain?: MainConfEdit;
+  /** The open-file limit nginx runs under (default: inherited). */
+  nofile?: number;
+}
+
+export function startSite(
+  more: [string, string][] = [],
+  options: Omit<SiteOptions, 'more'> = {},
+): Promise<RunningNginx> {
   return onFreePort(async (port) => {
     const dir = await nginxDir();
     const site = swapOnce(
       await readFile(NGINX_SITE, 'utf8'),
-      [
-        ['    listen 80;\n', `    listen 127.0.0.1:${port};\n`],
-        ['    listen [::]:80;\n', hasIpv6Loopback() ? `    listen [::1]:${port};\n` : ''],
-        ...more,
-      ],
+      [...listenSwaps('80', '', port), ...more],
       'deploy/linux/nginx-site.conf',
     );
-    const sitePath = join(dir, 'chat-site.conf');
-    await writeFile(sitePath, site);
-    return runNginx(dir, debianMainConf(dir, sitePath), port, debianArgs);
+    return runSite(dir, site, port, options);
   });
+}
+
+/** `listen <port><flags>;` and `listen [::]:<port><flags>;` to `port` on loopback (IPv6 dropped where absent). */
+function listenSwaps(from: string, flags: string, port: number, suffix = ''): [string, string][] {
+  return [
+    [`    listen ${from}${flags};${suffix}\n`, `    listen 127.0.0.1:${port}${flags};\n`],
+    [
+      `    listen [::]:${from}${flags}${suffix ? ' ipv6only=on' : ''};${suffix}\n`,
+      hasIpv6Loopback() ? `    listen [::1]:${port}${flags};\n` : '',
+    ],
+  ];
+}
+
+async function runSite(
+  dir: string,
+  site: string,
+  port: number,
+  { editMain = unchanged, nofile }: SiteOptions,
+): Promise<RunningNginx> {
+  const sitePath = join(dir, 'chat-site.conf');
+  await writeFile(sitePath, site);
+  const main = await editMain(debianMainConf(dir, sitePath));
+  return runNginx(dir, main, port, debianArgs, nofile);
+}
+
+/** What certbot puts under /etc/letsencrypt, made by the test. */
+export interface TlsFiles {
+  fullchain: string;
+  privkey: string;
+  /** certbot's options-ssl-nginx.conf. */
+  options: string;
+  dhparam: string;
+}
+
+export interface RunningHttpsSite extends RunningNginx {
+  httpsPort: number;
+}
+
+/**
+ * deploy/linux/nginx-site-https.conf (the site as certbot leaves it, HTTP/2
+ * on) with only its listen ports and its /etc/letsencrypt paths changed: the
+ * redirecting server on `port` (RunningNginx.url), the HTTPS one on
+ * `httpsPort`.
+ */
+export async function startHttpsSite(tls: TlsFiles): Promise<RunningHttpsSite> {
+  const httpsPort = await freePort();
+  const certbot = '# managed by Certbot';
+  const running = await onFreePort(async (port) => {
+    const dir = await nginxDir();
+    const site = swapOnce(
+      await readFile(NGINX_SITE_HTTPS, 'utf8'),
+      [
+        ...listenSwaps('443', ' ssl http2', httpsPort, ` ${certbot}`),
+        ...listenSwaps('80', '', port),
+        [
+          `ssl_certificate /etc/letsencrypt/live/chat.example.com/fullchain.pem; ${certbot}`,
+          `ssl_certificate ${tls.fullchain};`,
+        ],
+        [
+          `ssl_certificate_key /etc/letsencrypt/live/chat.example.com/privkey.pem; ${certbot}`,
+          `ssl_certificate_key ${tls.privkey};`,
+        ],
+        [`include /etc/letsencrypt/options-ssl-nginx.conf; ${certbot}`, `include ${tls.options};`],
+        [
+          `ssl_dhparam /etc/letsencrypt/ssl-dhparams.pem; ${certbot}`,
+          `ssl_dhparam ${tls.dhparam};`,
+        ],
+      ],
+      'deploy/linux/nginx-site-https.conf',
+    );
+    return runSite(dir, site, port, {});
+  });
+  return { ...running, httpsPort };
 }
 
 /**
@@ -219,15 +362,21 @@ async function runNginx(
   conf: string,
   port: number,
   paths = (tempDir: string, confPath: string) => ['-p', tempDir, '-c', confPath],
+  nofile?: number,
 ): Promise<RunningNginx> {
   const confPath = join(dir, 'nginx.conf');
   await writeFile(confPath, conf);
   const args = [...paths(dir, confPath), '-g', 'daemon off;'];
+  // prlimit (util-linux) sets the limit, then execs nginx: the same pid.
+  const [command, commandArgs] =
+    nofile === undefined
+      ? [NGINX, args]
+      : ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', NGINX, ...args]];
   let child: ChildProcess | undefined;
   let stderr = '';
   try {
     await run(NGINX, ['-t', ...args]);
-    child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (chunk) => {
       stderr += chunk;
     });
@@ -243,6 +392,7 @@ async function runNginx(
     url: `http://127.0.0.1:${port}`,
     port,
     conf,
+    errorLog: () => readFile(join(dir, 'error.log'), 'utf8').catch(() => ''),
     async stop() {
       if (running.exitCode === null && running.signalCode === null) {
         const exited = once(running, 'exit');
@@ -301,7 +451,7 @@ async function onFreePort(start: (port: number) => Promise<RunningNginx>): Promi
   }
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

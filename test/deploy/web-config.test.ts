@@ -22,11 +22,19 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { defaults, loadConfig } from '../../server/core/config.ts';
+import { startTestChat } from '../helpers/chat.ts';
 import { apiRoutes } from './api-routes.ts';
 import { ensureBuilt, ROOT } from './build.ts';
 import { baseEnv, type ChatProcess, type Launch, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
-import { type IisConfig, iisConfig, router } from './iis-config.ts';
+import {
+  headersToNode,
+  type IisConfig,
+  iisConfig,
+  iisnodeAppendXff,
+  router,
+} from './iis-config.ts';
+import { STATIC_SECURITY_HEADERS } from './nginx-fixtures.ts';
 
 const ZOO = join(ROOT, 'web.config');
 const HTTP_PLATFORM = join(ROOT, 'deploy', 'iis', 'httpplatform', 'web.config');
@@ -35,6 +43,8 @@ const IISNODE_ENTRY = join(ROOT, 'deploy', 'iis', 'iisnode', 'iisnode-entry.cjs'
 const IIS_GUIDE = join(ROOT, 'docs', 'deploy-iis.md');
 
 const WS = '/configuration/system.webServer';
+/** The site folder docs/deploy-iis.md clones into, which HttpPlatformHandler's paths name. */
+const IIS_SITE = 'C:\\inetpub\\chat';
 
 interface Route {
   title: string;
@@ -94,7 +104,8 @@ describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
     it('sends every route of the chat app to Node', () => {
       expect(api).toEqual(['/health', '/history', '/recv', '/send', '/time']);
       for (const path of api) {
-        expect({ path, ...route(`${path}?room=main&since=3`) }).toEqual({
+        const { url, handler } = route(`${path}?room=main&since=3`);
+        expect({ path, url, handler }).toEqual({
           path,
           url: apiUrl(path.slice(1)),
           handler: 'node',
@@ -103,9 +114,12 @@ describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
     });
 
     it('leaves the page and its assets to IIS, from public/', () => {
-      expect(route('/')).toEqual({ url: 'public/', handler: 'iis-static' });
-      expect(route('/index.html')).toEqual({ url: 'public/index.html', handler: 'iis-static' });
-      expect(route('/assets/index-abc123.js')).toEqual({
+      expect(route('/')).toMatchObject({ url: 'public/', handler: 'iis-static' });
+      expect(route('/index.html')).toMatchObject({
+        url: 'public/index.html',
+        handler: 'iis-static',
+      });
+      expect(route('/assets/index-abc123.js')).toMatchObject({
         url: 'public/assets/index-abc123.js',
         handler: 'iis-static',
       });
@@ -147,6 +161,27 @@ describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
       );
       expect(max).toBeGreaterThan(16 * 1024);
       expect(max).toBeLessThanOrEqual(64 * 1024);
+    });
+
+    it('gives the files IIS serves the twelve security headers the chat gives its own', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'chat-iis-static-'));
+      await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>\n');
+      const node = await startTestChat({ serveStatic: true, staticDir: dir });
+      try {
+        const fromNode = await http(`${node.url}/`);
+        const iis = config.pairs(
+          '/configuration/location[@path="public"]/system.webServer/httpProtocol/customHeaders/add',
+        );
+        const lower = Object.fromEntries(
+          Object.entries(iis).map(([name, value]) => [name.toLowerCase(), value]),
+        );
+        for (const name of STATIC_SECURITY_HEADERS) {
+          expect({ [name]: lower[name] }).toEqual({ [name]: fromNode.headers[name] });
+        }
+      } finally {
+        await node.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('passes the chat’s JSON errors through', () => {
@@ -260,7 +295,7 @@ describe('deploy/iis/httpplatform/web.config (HttpPlatformHandler)', () => {
 
   it('starts node.exe on the built entry, telling it the port in PORT', () => {
     expect(hp.xpath(`${platform}/@processPath`)).toMatch(/\\node\.exe$/);
-    expect(hp.xpath(`${platform}/@arguments`)).toBe('dist\\server\\main.js');
+    expect(hp.xpath(`${platform}/@arguments`)).toBe(`${IIS_SITE}\\dist\\server\\main.js`);
     expect(env().PORT).toBe('%HTTP_PLATFORM_PORT%');
   });
 
@@ -306,9 +341,14 @@ describe('deploy/iis/iisnode/web.config (iisnode)', () => {
     expect(ii.xpath(`${iisnode}/@debuggingEnabled`)).toBe('false');
   });
 
-  it('adds the visitor to X-Forwarded-For, which the chat trusts as the one hop', () => {
-    expect(ii.xpath(`${iisnode}/@enableXFF`)).toBe('true');
+  it('sets X-Forwarded-For to the visitor itself (its rule), not iisnode’s append, and trusts it as the one hop', () => {
+    expect(ii.xpath(`${iisnode}/@enableXFF`)).toBe('false');
     expect(ii.pairs('/configuration/appSettings/add', 'key').TRUST_PROXY).toBe('1');
+  });
+
+  it('accepts more concurrent requests than the chat holds waiting polls (iisnode’s default is 1024)', () => {
+    const cap = Number(ii.xpath(`${iisnode}/@maxConcurrentRequestsPerProcess`));
+    expect(cap).toBeGreaterThan(defaults.maxWaiters);
   });
 
   it('runs one Node process, a current node.exe, in production mode', () => {
@@ -322,6 +362,67 @@ describe('deploy/iis/iisnode/web.config (iisnode)', () => {
     expect(ii.all(`${WS}/security/requestFiltering/hiddenSegments/add/@segment`)).toContain(
       'iisnode',
     );
+  });
+});
+
+// --- Forged forwarding headers, replayed through each file's rules -----------
+
+describe.each(ROUTES)('$title: a visitor’s forged X-Forwarded-* headers', ({ file }) => {
+  const config = iisConfig(file);
+  const trustProxy = (): string =>
+    file === IISNODE
+      ? config.pairs('/configuration/appSettings/add', 'key').TRUST_PROXY!
+      : file === ZOO
+        ? config.pairs(`${WS}/heliconZoo/application/environmentVariables/add`).TRUST_PROXY!
+        : config.pairs(`${WS}/httpPlatform/environmentVariables/environmentVariable`).TRUST_PROXY!;
+  // A visitor at 1.2.3.4 that claims addresses ending like its own, which
+  // iisnode's append would have let through, and another host.
+  const visitor = (forged: string) => ({
+    path: '/send',
+    remoteAddr: '1.2.3.4',
+    headers: {
+      host: 'chat.example.com',
+      'x-forwarded-for': forged,
+      'x-forwarded-host': 'evil.example',
+    },
+  });
+
+  it('reach Node replaced by the visitor’s address and the host it asked for', () => {
+    for (const forged of ['11.2.3.4', '21.2.3.4', '203.0.113.9, 1.2.3.4']) {
+      const headers = headersToNode(config, visitor(forged));
+      expect({
+        forged,
+        xff: headers['x-forwarded-for'],
+        host: headers['x-forwarded-host'],
+      }).toEqual({ forged, xff: '1.2.3.4', host: 'chat.example.com' });
+    }
+  });
+
+  it('do not move the address the chat counts: a second send is refused whatever it claims', async () => {
+    const chat = await startTestChat({
+      trustProxy: loadConfig({ TRUST_PROXY: trustProxy() }).trustProxy,
+      sendRatePerSec: 0.0001,
+      sendBurst: 1,
+    });
+    try {
+      const send = (forged: string) => {
+        const { host: _host, ...headers } = headersToNode(config, visitor(forged));
+        return postJson(`${chat.url}/send`, { text: 'hi' }, { headers });
+      };
+      expect((await send('11.2.3.4')).status).toBe(200);
+      expect((await send('21.2.3.4')).status).toBe(429);
+    } finally {
+      await chat.close();
+    }
+  });
+});
+
+describe('iisnode’s own X-Forwarded-For append (enableXFF), replayed: why it is off', () => {
+  it('adds the address unless the header already ends with the same characters', () => {
+    expect(iisnodeAppendXff(undefined, '1.2.3.4')).toBe('1.2.3.4');
+    expect(iisnodeAppendXff('203.0.113.9', '1.2.3.4')).toBe('203.0.113.9, 1.2.3.4');
+    // The hole: a visitor at 1.2.3.4 who sends 11.2.3.4 is counted as 11.2.3.4.
+    expect(iisnodeAppendXff('11.2.3.4', '1.2.3.4')).toBe('11.2.3.4');
   });
 });
 
@@ -395,19 +496,23 @@ describe('the built chat, started with each file’s settings as its module star
     expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
   });
 
-  it('HttpPlatformHandler: processPath and arguments in the site folder, PORT from HTTP_PLATFORM_PORT', async () => {
+  it('HttpPlatformHandler: absolute paths into the site folder, from any working folder, PORT from HTTP_PLATFORM_PORT', async () => {
     site = await siteFolder([HTTP_PLATFORM]);
     const hp = iisConfig(HTTP_PLATFORM);
     const port = await freePort();
+    // C:\inetpub\chat (docs/deploy-iis.md's site folder) is this test's copy.
+    const here = (value: string) =>
+      posix(value.replaceAll(IIS_SITE, site!).replaceAll(posix(IIS_SITE), site!));
     const vars = hp.pairs(`${WS}/httpPlatform/environmentVariables/environmentVariable`);
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(vars)) {
-      env[name] = value.replaceAll('%HTTP_PLATFORM_PORT%', String(port));
+      env[name] = here(value.replaceAll('%HTTP_PLATFORM_PORT%', String(port)));
     }
     const launch: Launch = {
       command: process.execPath, // processPath: node.exe
-      args: [posix(hp.xpath(`${WS}/httpPlatform/@arguments`))],
-      cwd: site,
+      args: [here(hp.xpath(`${WS}/httpPlatform/@arguments`))],
+      // Microsoft does not say which folder node.exe starts in: not the site.
+      cwd: tmpdir(),
       env: { ...baseEnv(), ...env },
     };
     chat = await startChatProcess(launch);

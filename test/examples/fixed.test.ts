@@ -27,9 +27,11 @@ const stats = async () => (await fetch(`${fixed.url}/stats`)).json();
 
 describe('examples/fixed', () => {
   describe('GET /', () => {
-    it('should serve the same 2011 page as the naive chat', async () => {
+    it('should serve its own page: the 2011 form, with a cursor, text, and a retry', async () => {
       const page = await (await fetch(`${fixed.url}/`)).text();
       expect(page).toContain('<form action="/send" method="post" id="send">');
+      expect(page).toContain('data: { since: since }');
+      expect(page).not.toContain("'<p><b>'+message.nickname");
       expect((await fetch(`${fixed.url}/jquery.min.js`)).status).toBe(200);
     });
   });

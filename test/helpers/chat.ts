@@ -3,7 +3,6 @@
  * small typed HTTP helpers over real sockets (global fetch).
  */
 
-import { vi } from 'vitest';
 import type { RecvAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import { type Config, defaults } from '../../server/core/config.ts';
 import { silentLog } from '../../server/core/log.ts';
@@ -68,15 +67,4 @@ export async function startTestChat(
   };
 }
 
-/**
- * Resolves when `check()` holds, checked by vitest's `vi.waitFor` every few
- * milliseconds (not a spin on the event loop); fails with `what` after `timeoutMs`.
- */
-export async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error(`Timed out waiting for ${what}`);
-    },
-    { timeout: timeoutMs, interval: 5 },
-  );
-}
+export { until } from './wait.ts';

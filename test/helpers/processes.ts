@@ -27,6 +27,8 @@ export interface ServerProcessOptions {
   port?: number | string;
   /** How long to wait for every worker to listen. @default 30000 */
   startTimeoutMs?: number;
+  /** Runs it under `ulimit -n` this (descriptors it may open). @default the test's own */
+  descriptorLimit?: number;
 }
 
 export interface ServerProcess {
@@ -73,7 +75,20 @@ export async function startServerProcess(
     SEND_RATE: '0',
     ...options.env,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const args = ['--import', 'tsx', 'server/main.ts'];
+  const [command, argv] =
+    options.descriptorLimit === undefined
+      ? [process.execPath, args]
+      : [
+          '/bin/sh',
+          [
+            '-c',
+            `ulimit -n ${options.descriptorLimit} && exec "$0" "$@"`,
+            process.execPath,
+            ...args,
+          ],
+        ];
+  const child = spawn(command, argv, {
     cwd: root,
     env,
     detached: true,

@@ -333,6 +333,28 @@ describe('GET /recv', () => {
       expect((await second).online).toBe(1);
     });
 
+    it('keeps a browser counted while another of its polls still waits', async () => {
+      chat = await startTestChat({ pollTimeoutMs: 60_000 });
+      await chat.recv('since=0&client=browser-one');
+      await chat.recv('since=0&client=browser-two');
+      // Two tabs of one browser, polling on their own with its one client id.
+      const closing = new AbortController();
+      const first = chat
+        .get('/recv?since=0&client=browser-one', { signal: closing.signal })
+        .catch(() => undefined);
+      const other = chat.recv('since=0&client=browser-one');
+      const watcher = chat.recv('since=0&client=browser-two');
+      await until(() => chat.hub.waiting === 3, 'three polls to wait');
+
+      closing.abort();
+      await first;
+      await until(() => chat.hub.waiting === 2, 'the closed tab to go');
+      expect(chat.presence.count('main')).toBe(2);
+      await chat.send({ text: 'still two browsers' });
+      expect((await watcher).online).toBe(2);
+      expect((await other).online).toBe(2);
+    });
+
     it('counts a tab once however often it polls', async () => {
       const clock = new ManualClock();
       chat = await startTestChat({ pollTimeoutMs: 25_000 }, { clock });

@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
@@ -95,7 +95,7 @@ describe('security headers', () => {
       expect(headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
       expect(headers.get('cache-control'), name).toBe('no-store');
       expect(headers.get('content-type'), name).toBe('application/json; charset=utf-8');
-      // Document headers (entry.ts says why these routes go without them).
+      // Document headers (lane.ts, `LANE_DIFFERENCES`, says why these routes go without them).
       expect(headers.get('content-security-policy'), name).toBeNull();
       expect(headers.get('x-frame-options'), name).toBeNull();
     }
@@ -113,6 +113,7 @@ describe('security headers', () => {
 describe('static files', () => {
   it('serves index.html with no-cache and hashed assets for a year', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lpchat-public-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await mkdir(join(dir, 'assets'));
     await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>');
     await writeFile(join(dir, 'assets', 'index-AbC123.js'), 'console.log(1)');

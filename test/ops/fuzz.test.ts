@@ -20,7 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../protocol/protocol.ts';
 import { errorCodes } from '../../server/core/errors.ts';
 import { openStore } from '../../server/store/open-store.ts';
-import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 // A fixed seed: the same inputs on every run, so a pass or a failure is
 // repeatable (and the count of accepted sends below cannot drift by chance).
@@ -30,14 +31,17 @@ fc.configureGlobal({ seed: Number(process.env.FUZZ_SEED ?? 20261201) });
 /** A request not answered within this is a hang. */
 const HANG_MS = 4_000;
 
+/** A valid poll with nothing to read waits: the test moves the hub's clock past its timeout. */
+const POLL_TIMEOUT_MS = 25_000;
+const clock = new ManualClock();
+
 let chat: TestChat;
 const dir = mkdtempSync(join(tmpdir(), 'chat-fuzz-'));
 
 beforeAll(async () => {
   chat = await startTestChat(
-    // Short polls: a valid poll with nothing to read waits out its timeout.
-    { pollTimeoutMs: 100 },
-    { store: await openStore(`sqlite:${join(dir, 'fuzz.sqlite')}`) },
+    { pollTimeoutMs: POLL_TIMEOUT_MS },
+    { store: await openStore(`sqlite:${join(dir, 'fuzz.sqlite')}`), clock },
   );
 });
 
@@ -266,7 +270,15 @@ describe('the public routes under fuzzing', () => {
         async (query, junk) => {
           const search = new URLSearchParams(query as Record<string, string>).toString();
           // Raw junk too: malformed escapes (`%zz`, `%E0%A4%A`) reach the server as they are.
-          const answer = await ask(`/recv?${search}&${junk.replaceAll('#', '%23')}`);
+          const pending = ask(`/recv?${search}&${junk.replaceAll('#', '%23')}`);
+          let done = false;
+          const settle = () => {
+            done = true;
+          };
+          pending.then(settle, settle);
+          await until(() => done || chat.hub.waiting > 0, 'the poll to be answered or to wait');
+          clock.advance(POLL_TIMEOUT_MS);
+          const answer = await pending;
           expectContractAnswer(answer, `GET /recv?${search}&${junk}`);
           if (answer.status === 200) {
             expect(JSON.parse(answer.text)).toMatchObject({

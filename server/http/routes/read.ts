@@ -1,4 +1,4 @@
-/** The short read routes: `GET /history`, `GET /time`, `GET /health`. */
+/** The short read routes: `GET /history`, `GET /health` (`GET /time` is the lane's, lane.ts). */
 import type { Request, Response } from 'express';
 import type { OutageState } from '../../metrics/outage.ts';
 import type { ChatContext } from '../context.ts';
@@ -21,26 +21,24 @@ export function historyRoute(chat: ChatContext, store?: OutageState) {
   };
 }
 
-/** The trivial route of the original article's first benchmark: pure server overhead. */
-export function timeRoute(_req: Request, res: Response): void {
-  res.set('Cache-Control', 'no-store').json({ time: new Date().toISOString() });
-}
-
 /**
  * Whether this process can serve, for load balancers and health checks:
  * `200 {"status":"ok"}`, or `503 {"status":"unavailable"}` with `Retry-After`
- * when the store does not answer. Nothing more: the public does not need the
- * pid, the backends or the driver's error text. Those go to the log (the
- * store's outage, once per change) and to the metrics (`chat_store_up`,
- * `chat_info`, `chat_polls_waiting`).
+ * when the store does not answer. With the store up and the bus down (Redis
+ * gone or silent), `200 {"status":"degraded"}`: the process still serves
+ * everything, delivering through the store, so a load balancer keeps it (every
+ * server shares the one Redis: taking them out would take the chat down).
+ * Nothing more: the public does not need the pid, the backends or the
+ * driver's error text. Those go to the log (each outage, once per change) and
+ * to the metrics (`chat_store_up`, `chat_bus_up`, `chat_info`).
  */
-export function healthRoute(chat: ChatContext, store?: OutageState) {
+export function healthRoute(chat: ChatContext, store?: OutageState, bus?: OutageState) {
   return async function health(_req: Request, res: Response): Promise<void> {
     res.set('Cache-Control', 'no-store');
     try {
       await withTimeout(chat.store.ping(), chat.config.storeTimeoutMs, 'Pinging the store');
       store?.ok();
-      res.json({ status: 'ok' });
+      res.json({ status: bus?.up === false ? 'degraded' : 'ok' });
     } catch (error) {
       store?.failed(error);
       res.status(503).set('Retry-After', '5').json({ status: 'unavailable' });

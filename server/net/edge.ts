@@ -1,0 +1,89 @@
+/**
+ * The connection layer in front of the request listener, assembled once
+ * for `server.ts`: what a stranger can do with sockets before any route
+ * runs, bounded (docs/design.md, "Limits").
+ *
+ * In order, for each request: the Host check (`ALLOWED_HOSTS`,
+ * host-check.ts) → pipelining (pipelining.ts) → the per-address cap of
+ * counted presence ids (server/presence/address-cap.ts) → the chat's
+ * listener. On the server: connections per address and in total
+ * (connection-limit.ts), and JSON answers to what Node's HTTP layer refuses
+ * (client-error.ts).
+ */
+import type { RequestListener, Server } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { AddressOf } from '../core/client-address.ts';
+import type { Config } from '../core/config.ts';
+import type { Log } from '../core/log.ts';
+import { capPresencePerAddress } from '../presence/address-cap.ts';
+import { answerClientErrors } from './client-error.ts';
+import { connectionCap, limitConnections } from './connection-limit.ts';
+import { checkHost, HOST_CHECK_SERVER_OPTIONS } from './host-check.ts';
+import { createNetMetrics } from './net-metrics.ts';
+import { guardPipelining, isPoll } from './pipelining.ts';
+
+export interface EdgeOptions {
+  log: Log;
+  registry?: Registry | undefined;
+  addressOf: AddressOf;
+}
+
+export interface Edge {
+  /** Options for `createServer`. */
+  readonly serverOptions: typeof HOST_CHECK_SERVER_OPTIONS;
+  /** The request listener to give `createServer`. */
+  listener(inner: RequestListener): RequestListener;
+  /** Adds the connection limits and the `clientError`/`connect` answers to `server`. */
+  attach(server: Server): void;
+}
+
+/** Behind a proxy, Node must keep an idle connection longer than the proxy does (nginx: 60 s). */
+const PROXY_KEEP_ALIVE_MS = 60_000;
+
+export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge {
+  const { log } = options;
+  const maxTotal = connectionCap(config.maxConnections);
+  let limits: ReturnType<typeof limitConnections> | undefined;
+  const metrics = createNetMetrics(options.registry, {
+    open: () => limits?.open ?? 0,
+    max: maxTotal,
+  });
+  if (config.trustProxy !== false && config.keepAliveTimeoutMs <= PROXY_KEEP_ALIVE_MS) {
+    log(
+      'warn',
+      `KEEP_ALIVE_TIMEOUT_MS=${config.keepAliveTimeoutMs} behind a proxy: keep it above the proxy's upstream keep-alive (nginx 60 s), or the proxy may reuse a connection Node is closing`,
+    );
+  }
+  return {
+    serverOptions: HOST_CHECK_SERVER_OPTIONS,
+    listener(inner) {
+      const counted = capPresencePerAddress(inner, {
+        perAddress: config.presenceClientsPerAddress,
+        windowMs: config.pollTimeoutMs + config.presenceGraceMs,
+        addressOf: options.addressOf,
+        isPoll,
+        onUncounted: () => metrics.presenceUncounted.inc(),
+      });
+      const piped = guardPipelining(counted, {
+        maxPipelined: config.maxPipelined,
+        onBusy: (socket) => limits?.busy(socket),
+        onIdle: (socket) => limits?.idle(socket),
+        isRefused: (socket) => limits?.refused(socket) ?? false,
+        onRefused: () => metrics.pipelinedRefused.inc(),
+      });
+      return checkHost(piped, config.allowedHosts, config.trustProxy);
+    },
+    attach(server) {
+      limits = limitConnections(server, {
+        maxPerAddress: config.maxConnectionsPerAddress,
+        maxIdlePerAddress: config.maxIdlePerAddress,
+        maxTotal,
+        trustProxy: config.trustProxy,
+        log,
+        metrics,
+      });
+      answerClientErrors(server, metrics);
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The metrics of the connection layer (server/net/*): connections open and
+ * refused, idle ones closed, requests refused for pipelining, and errors
+ * Node's HTTP parser raised. They join the chat's registry
+ * (server/metrics/metrics.ts), so `/metrics` and the cluster's sum carry them.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface NetMetrics {
+  readonly refusedConnections: Counter<'reason'>;
+  readonly closedIdle: Counter;
+  readonly pipelinedRefused: Counter;
+  readonly clientErrors: Counter<'code'>;
+  readonly presenceUncounted: Counter;
+}
+
+export interface NetGauges {
+  /** Connections this process holds now. */
+  open: () => number;
+  /** Most it may hold (`MAX_CONNECTIONS`, or the descriptor limit less a reserve). */
+  max: number;
+}
+
+export function createNetMetrics(registry: Registry | undefined, gauges: NetGauges): NetMetrics {
+  const registers = registry ? [registry] : [];
+  new Gauge({
+    name: 'chat_connections_open',
+    help: 'Connections this process holds open.',
+    registers,
+    collect() {
+      this.set(gauges.open());
+    },
+  });
+  new Gauge({
+    name: 'chat_connections_max',
+    help: 'Connections this process may hold (MAX_CONNECTIONS).',
+    registers,
+  }).set(gauges.max);
+  return {
+    refusedConnections: new Counter({
+      name: 'chat_connections_refused_total',
+      help: 'Connections refused as they opened: reason "address" (MAX_CONNECTIONS_PER_ADDRESS) or "total" (MAX_CONNECTIONS).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    closedIdle: new Counter({
+      name: 'chat_connections_idle_closed_total',
+      help: 'Idle keep-alive connections closed past MAX_IDLE_PER_ADDRESS.',
+      registers,
+    }),
+    pipelinedRefused: new Counter({
+      name: 'chat_pipelined_refused_total',
+      help: 'Requests refused for pipelining (behind a long-poll, or past MAX_PIPELINED).',
+      registers,
+    }),
+    clientErrors: new Counter({
+      name: 'chat_http_client_errors_total',
+      help: "Requests Node's HTTP parser refused, by the code answered (bad_request, headers_too_large, request_timeout…).",
+      labelNames: ['code'],
+      registers,
+    }),
+    presenceUncounted: new Counter({
+      name: 'chat_presence_uncounted_total',
+      help: 'Polls served without being counted online: their address had PRESENCE_CLIENTS_PER_ADDRESS clients counted.',
+      registers,
+    }),
+  };
+}

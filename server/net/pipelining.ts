@@ -1,0 +1,156 @@
+/**
+ * HTTP/1.1 pipelining, bounded: what a connection may ask before it reads
+ * its answers.
+ *
+ * Node parses every request a client writes and dispatches each at once,
+ * whatever is still unanswered ahead of it on the connection, and keeps
+ * their answers until the ones ahead are written. Behind a long-poll that
+ * held everything for up to 25 s, and nothing counted it: 50 connections
+ * of one address, each with a poll and 2,000 pipelined requests, grew the
+ * server by gigabytes.
+ *
+ * The rule (docs/design.md, "Limits"):
+ * - Behind a long-poll (`GET`/`HEAD /recv`, not yet answered) nothing is
+ *   pipelined. The first request that comes behind one is refused with 400
+ *   `pipelining_refused` and `Connection: close`; the poll is answered at
+ *   once with the same refusal, so both answers go out now (a send behind a
+ *   poll is told at once that it was not stored, and the client sends it
+ *   again on another connection). The connection then closes: what the
+ *   client wrote after is never dispatched nor read.
+ * - Elsewhere a connection holds at most `maxPipelined` unanswered requests;
+ *   the next is refused the same way, after the ones ahead are answered.
+ * Browsers never pipeline, so the page never meets this.
+ *
+ * What is refused costs nothing more. Node parses a whole read (up to
+ * 64 KB, some 1,600 small requests) before it can be stopped, and builds a
+ * request and a response object for each, dispatched or not: 50 such
+ * connections took seconds of CPU and over 100 MB before they closed. So on
+ * refusal the connection's parser stops calling back (`stopParsing`: the
+ * rest of the read is scanned in C++, and nothing is built), and the
+ * connection stops reading until it closes.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { httpError } from '../core/errors.ts';
+import { writeError } from '../http/answer.ts';
+
+export interface PipeliningOptions {
+  maxPipelined: number;
+  /** A request started on the socket (connection-limit.ts: it is not idle). */
+  onBusy?: (socket: Socket) => void;
+  /** The socket answered everything it had. */
+  onIdle?: (socket: Socket) => void;
+  /** Sockets whose requests are never served (refused as they opened). */
+  isRefused?: (socket: Socket) => boolean;
+  onRefused?: () => void;
+}
+
+interface Connection {
+  /** Requests dispatched and not yet answered (or closed). */
+  pending: number;
+  /** The unanswered long-poll of the connection, if one is. */
+  poll: ServerResponse | undefined;
+  /** A request was refused: the connection closes, nothing more is served. */
+  closing: boolean;
+}
+
+const connections = new WeakMap<Socket, Connection>();
+
+/** Whether `req` is a long-poll, by the paths Express routes to it (`/RECV`, `/recv/`). */
+export function isPoll(req: IncomingMessage): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const url = req.url ?? '';
+  const mark = url.indexOf('?');
+  const path = (mark < 0 ? url : url.slice(0, mark)).toLowerCase();
+  return path === '/recv' || path === '/recv/';
+}
+
+export function guardPipelining(
+  listener: RequestListener,
+  options: PipeliningOptions,
+): RequestListener {
+  const { maxPipelined, onBusy, onIdle, isRefused, onRefused } = options;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (isRefused?.(socket)) return;
+    let connection = connections.get(socket);
+    if (!connection) {
+      connection = { pending: 0, poll: undefined, closing: false };
+      connections.set(socket, connection);
+    }
+    if (connection.closing) return;
+    const behindPoll = connection.poll !== undefined && !connection.poll.writableEnded;
+    if (behindPoll || connection.pending >= maxPipelined) {
+      refuse(connection, res);
+      onRefused?.();
+      return;
+    }
+    const held = connection;
+    held.pending += 1;
+    if (held.pending === 1) onBusy?.(socket);
+    if (isPoll(req)) held.poll = res;
+    res.once('close', () => {
+      held.pending -= 1;
+      if (held.poll === res) held.poll = undefined;
+      if (held.pending === 0 && !held.closing) onIdle?.(socket);
+    });
+    listener(req, res);
+  };
+}
+
+function refuse(connection: Connection, res: ServerResponse): void {
+  connection.closing = true;
+  stopParsing(res.req.socket);
+  const refusal = httpError('pipelining_refused');
+  res.setHeader('Connection', 'close');
+  writeError(res, refusal);
+  // Answered now, so the refusal queued behind it goes out now too.
+  if (connection.poll) writeError(connection.poll, refusal);
+}
+
+type ParserCallback = (...args: unknown[]) => unknown;
+interface NodeParser {
+  [slot: number]: ParserCallback;
+  onIncoming: ParserCallback | null;
+  constructor: Partial<
+    Record<'kOnHeaders' | 'kOnHeadersComplete' | 'kOnBody' | 'kOnMessageComplete', number>
+  >;
+}
+
+/**
+ * Node has no API to stop its HTTP parser within a read: its callbacks, by
+ * their slots on the parser (`HTTPParser.kOnHeadersComplete`…, the same in
+ * Node 20 to 26), and the server's `parser.onIncoming`, are replaced with
+ * no-ops, and the socket is paused as Node pauses it for back-pressure
+ * (`_paused`); they are put back when the connection closes. Without a parser (already freed) there is nothing to stop.
+ */
+function stopParsing(socket: Socket): void {
+  const internals = socket as Socket & { parser?: NodeParser | null; _paused?: boolean };
+  const parser = internals.parser;
+  if (parser) {
+    const slots = parser.constructor;
+    // Node pools its parsers: the next connection gets this one back, callbacks restored.
+    const saved: Array<[number, ParserCallback]> = [];
+    for (const name of [
+      'kOnHeaders',
+      'kOnHeadersComplete',
+      'kOnBody',
+      'kOnMessageComplete',
+    ] as const) {
+      const slot = slots[name];
+      if (typeof slot !== 'number') continue;
+      saved.push([slot, parser[slot]!]);
+      parser[slot] = () => 0;
+    }
+    // Node 26 reaches the server's `onIncoming` without the slot above, so
+    // it goes too: without it every request of the read is still dispatched.
+    const onIncoming = parser.onIncoming;
+    parser.onIncoming = () => 0;
+    socket.once('close', () => {
+      for (const [slot, callback] of saved) parser[slot] = callback;
+      if (parser.onIncoming !== null) parser.onIncoming = onIncoming;
+    });
+  }
+  internals._paused = true;
+  socket.pause();
+}

@@ -1,0 +1,92 @@
+/**
+ * The online count cannot be inflated from one address: each client
+ * address has at most `perAddress` client ids counted at once (within the
+ * presence window). It sits in front of every presence (local, cluster,
+ * Redis), on the requests themselves, since a `Presence` is told a room and
+ * a client id but not who sent them: a poll from an address already at its
+ * cap, naming a client id not counted yet, is served as any poll but
+ * without its `client`, so it is not counted online
+ * (`chat_presence_uncounted_total`).
+ *
+ * Bounded: each address keeps at most `perAddress` ids, and at most
+ * `maxAddresses` addresses are kept (the least recently seen is dropped).
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { parse as parseQueryString, unescape as unescapeQuery } from 'node:querystring';
+import type { AddressOf } from '../core/client-address.ts';
+
+export interface PresenceCapOptions {
+  perAddress: number;
+  /** Poll timeout plus grace: how long an id stays counted after its last poll. */
+  windowMs: number;
+  addressOf: AddressOf;
+  isPoll: (req: IncomingMessage) => boolean;
+  maxAddresses?: number;
+  onUncounted?: () => void;
+  now?: () => number;
+}
+
+/** `listener` with the cap in front of it, or `listener` itself when the cap is off (0). */
+export function capPresencePerAddress(
+  listener: RequestListener,
+  options: PresenceCapOptions,
+): RequestListener {
+  const { perAddress, windowMs, addressOf, isPoll, onUncounted } = options;
+  if (perAddress === 0) return listener;
+  const maxAddresses = options.maxAddresses ?? 100_000;
+  const now = options.now ?? Date.now;
+  /** Address → its client ids, each with when it last polled, oldest first; addresses in last-seen order. */
+  const seen = new Map<string, Map<string, number>>();
+
+  function admit(address: string, client: string): boolean {
+    const at = now();
+    let clients = seen.get(address);
+    if (clients) seen.delete(address);
+    else clients = new Map();
+    seen.set(address, clients);
+    if (seen.size > maxAddresses) seen.delete(seen.keys().next().value as string);
+    for (const [id, last] of clients) {
+      if (last >= at - windowMs) break;
+      clients.delete(id);
+    }
+    if (!clients.has(client) && clients.size >= perAddress) return false;
+    clients.delete(client);
+    clients.set(client, at);
+    return true;
+  }
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (isPoll(req)) {
+      const url = req.url ?? '';
+      const client = clientParam(url);
+      if (client !== undefined && !admit(addressOf(req), client)) {
+        req.url = withoutClient(url);
+        onUncounted?.();
+      }
+    }
+    listener(req, res);
+  };
+}
+
+/** The `client` the poll's own parser will read (Node's `querystring`, so `cl%69ent=` too). */
+function clientParam(url: string): string | undefined {
+  const mark = url.indexOf('?');
+  if (mark < 0) return undefined;
+  const client = parseQueryString(url.slice(mark + 1)).client;
+  return typeof client === 'string' && client !== '' ? client : undefined;
+}
+
+/** The URL without its `client` parameters, however their name is spelled. */
+export function withoutClient(url: string): string {
+  const mark = url.indexOf('?');
+  if (mark < 0) return url;
+  const kept = url
+    .slice(mark + 1)
+    .split('&')
+    .filter((part) => {
+      const equals = part.indexOf('=');
+      const name = equals < 0 ? part : part.slice(0, equals);
+      return unescapeQuery(name.replace(/\+/g, ' ')) !== 'client';
+    });
+  return kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join('&')}`;
+}

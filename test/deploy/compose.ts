@@ -1,0 +1,79 @@
+/**
+ * The compose files as docker-compose itself resolves them (`docker-compose
+ * config`, no engine needed), for the suites that read them.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = new URL('../..', import.meta.url).pathname;
+export const MAIN_FILE = join(ROOT, 'docker-compose.yml');
+export const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
+export const HTTPS_FILE = join(ROOT, 'deploy', 'docker-compose.https.yml');
+
+export const hasCompose =
+  spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+if (!hasCompose && process.env.CI) {
+  throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
+}
+
+export interface Service {
+  image?: string;
+  logging?: { driver: string; options?: Record<string, string> };
+  volumes?: string[];
+  build?: { context: string; target: string };
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  deploy?: { replicas?: number };
+  ports?: { target: number; published: number | string }[];
+  ulimits?: { nofile?: { soft: number; hard: number } };
+}
+
+export interface Compose {
+  services: Record<string, Service>;
+}
+
+export const run = promisify(execFile);
+
+/** What the files require, set for `config`. */
+export const PASSWORDS = {
+  MYSQL_PASSWORD: 'test-password',
+  MONGO_PASSWORD: 'test-password',
+  MONGO_ROOT_PASSWORD: 'test-root-password',
+};
+
+/** The environment compose sees: this one without any variable the files read. */
+export function composeEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of [
+    ...Object.keys(PASSWORDS),
+    'HTTP_PORT',
+    'HTTPS_PORT',
+    'MONGO_PORT',
+    'TLS_DIR',
+  ])
+    delete env[name];
+  return { ...env, ...vars };
+}
+
+/** `docker-compose -f file config`, read back as an object. */
+export async function resolvedConfig(
+  file: string | string[],
+  vars: Record<string, string> = PASSWORDS,
+): Promise<Compose> {
+  const files = (Array.isArray(file) ? file : [file]).flatMap((f) => ['-f', f]);
+  const { stdout } = await run('docker-compose', [...files, 'config'], {
+    env: composeEnv(vars),
+  });
+  // PyYAML comes with docker-compose (it is written in Python).
+  const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
+    const child = execFile(
+      'python3',
+      ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
+      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+    );
+    child.stdin?.end(stdout);
+  });
+  return JSON.parse(json) as Compose;
+}

@@ -1,0 +1,156 @@
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectionCap } from '../../server/net/connection-limit.ts';
+import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { errorCode, exchange, openSocket, parseAnswers, portOf } from '../helpers/raw-http.ts';
+import { captureLog } from '../ops/log-capture.ts';
+
+let chat: TestChat | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await chat?.close();
+  chat = undefined;
+});
+
+/** What the server writes on a socket it refuses as it opens (it writes first, then closes). */
+function refusalOn(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => {});
+  });
+}
+
+const time = 'GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+
+describe('connections', () => {
+  describe('when one address floods the server with idle connections', () => {
+    it('refuses those past its cap with a JSON 429, logs and counts it, and serves others', async () => {
+      const logs = captureLog('info');
+      chat = await startTestChat(
+        { maxConnectionsPerAddress: 40, maxIdlePerAddress: 0, maxConnections: 1_000 },
+        { log: logs.log },
+      );
+      const port = portOf(chat.url);
+      for (let i = 0; i < 40; i += 1) sockets.push(await openSocket(port));
+      const refused = await Promise.all(
+        Array.from({ length: 60 }, async () => {
+          const socket = await openSocket(port);
+          sockets.push(socket);
+          return parseAnswers(await refusalOn(socket))[0];
+        }),
+      );
+      for (const answer of refused) {
+        expect([answer?.status, errorCode(answer)]).toEqual([429, 'too_many_connections']);
+        expect(answer?.headers['retry-after']).toBe('5');
+      }
+      const line = await logs.next((l) => l.reason === 'address', 'the refusal line');
+      expect(line).toMatchObject({ level: 'warn', address: '127.0.0.1' });
+
+      // Another address is served, and sees the refusals counted.
+      const other = await exchange(
+        port,
+        'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+        {
+          localAddress: '127.0.0.2',
+        },
+      );
+      const [metrics] = parseAnswers(other.text);
+      expect(metrics?.status).toBe(200);
+      expect(metrics?.body).toMatch(/chat_connections_refused_total\{reason="address"\} 60/);
+      expect(metrics?.body).toMatch(/chat_connections_open 4[01]/);
+
+      // The address's own open connections still work.
+      const first = sockets[0]!;
+      const answered = new Promise<string>((resolve) =>
+        first.once('data', (chunk) => resolve(chunk.toString())),
+      );
+      first.write(time);
+      expect(await answered).toMatch(/^HTTP\/1.1 200/);
+    });
+  });
+
+  describe('when the process holds MAX_CONNECTIONS', () => {
+    it('refuses the next with a JSON 503 and logs that descriptors run low', async () => {
+      const logs = captureLog('info');
+      chat = await startTestChat(
+        { maxConnectionsPerAddress: 0, maxConnections: 20 },
+        { log: logs.log },
+      );
+      const port = portOf(chat.url);
+      for (let i = 0; i < 20; i += 1) sockets.push(await openSocket(port, `127.0.0.${10 + i}`));
+      await logs.next((l) => l.msg.includes('descriptors running low'), 'the low line');
+      const socket = await openSocket(port, '127.0.0.3');
+      sockets.push(socket);
+      const [answer] = parseAnswers(await refusalOn(socket));
+      expect([answer?.status, errorCode(answer)]).toEqual([503, 'connections_full']);
+      await logs.next((l) => l.reason === 'total', 'the refusal line');
+    });
+  });
+
+  describe('when an address holds more idle connections than MAX_IDLE_PER_ADDRESS', () => {
+    it('closes its oldest idle one', async () => {
+      chat = await startTestChat({ maxIdlePerAddress: 3 });
+      const port = portOf(chat.url);
+      const answered = async (socket: Socket) => {
+        const data = new Promise((resolve) => socket.once('data', resolve));
+        socket.write(time);
+        await data;
+      };
+      for (let i = 0; i < 4; i += 1) sockets.push(await openSocket(port));
+      const oldest = sockets[0]!;
+      const closed = new Promise((resolve) => oldest.once('close', resolve));
+      for (const socket of sockets) await answered(socket);
+      await closed;
+      expect(sockets.slice(1).every((socket) => !socket.destroyed)).toBe(true);
+      const text = await (await chat.get('/metrics')).text();
+      expect(text).toMatch(/chat_connections_idle_closed_total 1/);
+    });
+  });
+
+  describe('when TRUST_PROXY trusts the peer', () => {
+    it('does not cap its connections: it is the proxy', async () => {
+      chat = await startTestChat({
+        maxConnectionsPerAddress: 5,
+        maxIdlePerAddress: 2,
+        trustProxy: 'loopback',
+      });
+      const port = portOf(chat.url);
+      for (let i = 0; i < 10; i += 1) sockets.push(await openSocket(port));
+      const result = await exchange(port, time, { until: (text) => text.includes('"time"') });
+      expect(parseAnswers(result.text)[0]?.status).toBe(200);
+      expect(sockets.every((socket) => !socket.destroyed)).toBe(true);
+    });
+  });
+
+  describe('the keep-alive timeout', () => {
+    it("stays above nginx's upstream keep-alive by default, and a shorter one behind a proxy is warned of", async () => {
+      chat = await startTestChat();
+      expect(chat.server.keepAliveTimeout).toBe(65_000);
+      await chat.close();
+      const logs = captureLog('info');
+      chat = await startTestChat(
+        { keepAliveTimeoutMs: 30_000, trustProxy: 'loopback' },
+        { log: logs.log },
+      );
+      expect(chat.server.keepAliveTimeout).toBe(30_000);
+      const line = await logs.next(
+        (l) => l.msg.startsWith('KEEP_ALIVE_TIMEOUT_MS=30000'),
+        'the warning',
+      );
+      expect(line.level).toBe('warn');
+    });
+  });
+
+  describe('MAX_CONNECTIONS by default', () => {
+    it('stays below the descriptor limit', () => {
+      expect(connectionCap(500)).toBe(500);
+      const auto = connectionCap(undefined);
+      expect(auto).toBeGreaterThanOrEqual(64);
+    });
+  });
+});
