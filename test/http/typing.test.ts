@@ -148,6 +148,27 @@ describe('POST /typing', () => {
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('cross_site');
     });
 
+    it('past the body limit, in another charset, or neither JSON nor a form, as a send is', async () => {
+      chat = await startTestChat();
+      const codeOf = async (res: Response) =>
+        ((await res.json()) as { error: { code: string } }).error.code;
+      const big = await chat.post('/typing', { ...ANN, nickname: 'x'.repeat(20_000) });
+      expect(big.status).toBe(413);
+      expect(await codeOf(big)).toBe('body_too_large');
+      const latin = await chat.get('/typing', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+        body: JSON.stringify(ANN),
+      });
+      expect(latin.status).toBe(415);
+      const text = await chat.get('/typing', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'typing',
+      });
+      expect(await codeOf(text)).toBe('unsupported_media_type');
+    });
+
     it('without a client id, with a bad nickname, or a bad room', async () => {
       chat = await startTestChat();
       const code = async (body: unknown) =>

@@ -12,23 +12,30 @@
  */
 import express, { type Request, type Response } from 'express';
 import typeis from 'type-is';
+import { limits } from '../../../protocol/protocol.ts';
 import { clientHost } from '../../core/client-address.ts';
 import { httpError } from '../../core/errors.ts';
+import { checkBodyHeaders, verifyUtf8 } from '../body-checks.ts';
 import type { ChatContext } from '../context.ts';
 import { createCrossSiteCheck } from '../cross-site.ts';
 import type { SendLimit } from '../rate-limit.ts';
 import { parseTyping } from '../validate.ts';
 
-/** A typing notice is three short fields. */
-const BODY_LIMIT = 1024;
+/** The contract's body limit, as for a send (`limits.maxBodyBytes`); three short fields fit well within it. */
+const BODY_LIMIT = limits.maxBodyBytes;
 
 export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
   const checkSameSite = createCrossSiteCheck(
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  const json = express.json({ limit: BODY_LIMIT });
-  const form = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 10 });
+  const json = express.json({ limit: BODY_LIMIT, verify: verifyUtf8 });
+  const form = express.urlencoded({
+    limit: BODY_LIMIT,
+    extended: false,
+    parameterLimit: 10,
+    verify: verifyUtf8,
+  });
   const parse = (req: Request, res: Response, type: string) =>
     new Promise<void>((resolve, reject) => {
       const parser = type === 'application/json' ? json : form;
@@ -39,6 +46,8 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     checkSameSite(req);
     const type = typeis(req, ['application/json', 'application/x-www-form-urlencoded']);
     if (!type) throw httpError('unsupported_media_type');
+    // As for a send (body-checks.ts): a length over the limit, or a charset other than UTF-8, at once.
+    checkBodyHeaders(req, res, BODY_LIMIT);
     await limit?.check(req, res);
     await parse(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
