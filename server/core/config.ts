@@ -74,10 +74,12 @@ export interface Config {
   /**
    * `POST /typing` per second allowed per client address, on average, a
    * budget apart from the send limit's; 0 turns the limit off. The window
-   * holds `typingBurst` (`rateLimitWindow`). @default 1
+   * holds `typingBurst` (`rateLimitWindow`). A page sends one every 2.5 s at
+   * most while its person types, so the default leaves room for the people
+   * behind one address (an office, a NAT). @default 2
    */
   typingRatePerSec: number;
-  /** `POST /typing` one address may make in one window. @default 10 */
+  /** `POST /typing` one address may make in one window. @default 20 */
   typingBurst: number;
   /** A room's waiting polls are woken for typing at most this often (ms). @default 2500 */
   typingWakeMs: number;
@@ -139,8 +141,8 @@ export const defaults: Config = Object.freeze({
   presenceNotifyMs: 3_000,
   sendRatePerSec: 5,
   sendBurst: 20,
-  typingRatePerSec: 1,
-  typingBurst: 10,
+  typingRatePerSec: 2,
+  typingBurst: 20,
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
   trustProxy: false,
