@@ -76,8 +76,6 @@ export class ChatServer {
         // Short polls: presence and empty answers come round within a test's patience.
         POLL_TIMEOUT_MS: '4000',
         PRESENCE_GRACE_MS: '1000',
-        // Joins, leaves and renames reach waiting polls within half a second.
-        PRESENCE_NOTIFY_MS: '500',
         // A typist stops counting 3 s after their last POST /typing (5 s by default).
         TYPING_TTL_MS: '3000',
         SEND_RATE: '0',

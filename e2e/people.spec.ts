@@ -2,8 +2,8 @@
  * Who is here and who is typing (issue 21): two browsers, each its own
  * context, against the real server (production build). The test server's
  * timings (`chat-server.ts`): polls of 4 s, a presence grace of 1 s, joins
- * and leaves told within 0.5 s, a typist counted 3 s after their last
- * `POST /typing`.
+ * and leaves told within PRESENCE_NOTIFY_MS (3 s), a typist counted 3 s
+ * after their last `POST /typing`.
  */
 import type { TypingFields } from '../protocol/protocol.ts';
 import type { ChatPage } from './chat-page.ts';
@@ -27,7 +27,7 @@ test.describe('who is here', () => {
     await expect(ann.people).toHaveText('Here: Ann and Bob');
 
     // Closing the browser closes its waiting poll: gone within the presence
-    // window (the 4 s poll plus the 1 s grace), here at the next notice.
+    // window (the 4 s poll plus the 1 s grace), here at the next notice (3 s).
     await bob.page.context().close();
     await expect(ann.people.locator('.person')).toHaveText(['Ann'], { timeout: 5_000 });
   });
