@@ -76,7 +76,11 @@ export class ChatServer {
         // Short polls: presence and empty answers come round within a test's patience.
         POLL_TIMEOUT_MS: '4000',
         PRESENCE_GRACE_MS: '1000',
+        // A typist stops counting 3 s after their last POST /typing (5 s by default).
+        TYPING_TTL_MS: '3000',
         SEND_RATE: '0',
+        // Every page of the tests comes from 127.0.0.1: twenty tabs typing would pass the typing limit.
+        TYPING_RATE: '0',
         LOG_LEVEL: 'info',
         WORKERS: '1',
       },

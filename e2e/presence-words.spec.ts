@@ -1,8 +1,7 @@
 /**
  * What the page says of who is here while it cannot know (issue 21, "Errors
  * in words"), and what its polls tell the server about the person. The
- * lists of names and typists across two browsers need the server's side of
- * issue 21 and are tested with it.
+ * lists of names and typists across two browsers are in people.spec.ts.
  */
 import { expect, serverDownErrors, test } from './fixtures.ts';
 
@@ -30,19 +29,20 @@ test.describe('the online count while the page is reconnecting', () => {
 });
 
 test.describe('each poll', () => {
-  test('carries the person’s nickname, and no list version before the server sent one', async ({
+  test('carries the person’s nickname, and the version of the list the server sent', async ({
     openChat,
   }) => {
     const ann = await openChat();
     await expect(ann.status).toHaveText('connected');
     await ann.nickname.fill('Ann Lee');
-    // The poll under way left before the nickname was typed; the next one carries it.
+    // The poll under way left before the nickname was typed; the next one carries it,
+    // and the version of the list the first answer brought.
     const poll = await ann.page.waitForRequest(
       (request) => new URL(request.url()).searchParams.get('nickname') === 'Ann Lee',
     );
     const query = new URL(poll.url()).searchParams;
     expect(query.get('room')).toBeTruthy();
-    expect(query.has('people')).toBe(false);
+    expect(query.get('people')).toMatch(/^\d+$/);
   });
 
   test('leaves out a nickname the server would refuse, and polling goes on', async ({
@@ -63,25 +63,5 @@ test.describe('each poll', () => {
     await expect(ann.sendError).toHaveText(/nickname is 40 characters long/);
     await expect(ann.status).toHaveText('connected');
     expect(await nicknameOfNextPoll()).toBeNull();
-  });
-});
-
-test.describe('typing', () => {
-  test('is not told to a server that has not shown it knows of it', async ({ openChat }) => {
-    const ann = await openChat();
-    await expect(ann.status).toHaveText('connected');
-    const told: string[] = [];
-    ann.page.on('request', (request) => {
-      if (new URL(request.url()).pathname === '/typing') told.push(request.url());
-    });
-    await ann.message.pressSequentially('hello there');
-    await ann.message.press('Enter');
-    await expect(ann.texts).toHaveText(['hello there']);
-    await ann.message.pressSequentially('and again');
-    await ann.message.press('Enter');
-    await expect(ann.texts).toHaveText(['hello there', 'and again']);
-    // A POST /typing would have been a 404 here, and a console error failing the test.
-    expect(told).toEqual([]);
-    await expect(ann.typing).toHaveText('');
   });
 });

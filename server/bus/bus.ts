@@ -6,10 +6,25 @@
  * process's hub. A bus may lose a message (Redis down, a worker restarting):
  * that only delays delivery, because a poll that carries a cursor catches up
  * from the store. So `publish` never fails a send.
+ *
+ * Besides messages the bus carries ephemeral events (`publishEvent`,
+ * `onEvent`): someone types. An event is never stored, so nothing catches
+ * it up: one the bus cannot carry now is dropped, never queued (a typing
+ * hint that arrives late is wrong, not late).
  */
 import type { Message } from '../store/store.ts';
 
 export type BusHandler = (message: Message) => void;
+
+/** An ephemeral event: `typing`, someone typing in a room (server/hub/typing.ts). */
+export interface BusEvent {
+  kind: 'typing';
+  room: string;
+  client: string;
+  nickname: string;
+}
+
+export type BusEventHandler = (event: BusEvent) => void;
 
 export interface Bus {
   /** `local`, `cluster` or `redis`: shown by `/health`. */
@@ -24,7 +39,24 @@ export interface Bus {
   publish(message: Message): void;
   /** Called with every message another process publishes (never with this process's own). */
   onMessage(handler: BusHandler): void;
+  /** Sends an event to the other processes, or drops it if the bus cannot now. Never throws. */
+  publishEvent(event: BusEvent): void;
+  /** Called with every event another process publishes. */
+  onEvent(handler: BusEventHandler): void;
   close(): Promise<void>;
+}
+
+/** The bus checks an event's shape before the hub trusts it: the channel may carry anything. */
+export function isBusEvent(value: unknown): value is BusEvent {
+  const event = value as BusEvent;
+  return (
+    typeof event === 'object' &&
+    event !== null &&
+    event.kind === 'typing' &&
+    typeof event.room === 'string' &&
+    typeof event.client === 'string' &&
+    typeof event.nickname === 'string'
+  );
 }
 
 /** One process: there is nobody else to tell. */
@@ -34,5 +66,7 @@ export class LocalBus implements Bus {
   readonly live = false;
   publish(_message: Message): void {}
   onMessage(_handler: BusHandler): void {}
+  publishEvent(_event: BusEvent): void {}
+  onEvent(_handler: BusEventHandler): void {}
   async close(): Promise<void> {}
 }

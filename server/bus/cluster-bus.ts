@@ -9,7 +9,13 @@
  * ring when the bus is not local, so the next poll reads the store instead.
  */
 import type { Message } from '../store/store.ts';
-import type { Bus, BusHandler } from './bus.ts';
+import {
+  type Bus,
+  type BusEvent,
+  type BusEventHandler,
+  type BusHandler,
+  isBusEvent,
+} from './bus.ts';
 import { type IpcEndpoint, isChatIpc, sendIpc } from './cluster-ipc.ts';
 
 /** The worker's side of the IPC channel: `process` in a cluster worker. */
@@ -18,9 +24,13 @@ export type WorkerChannel = IpcEndpoint & NodeJS.EventEmitter;
 export class ClusterBus implements Bus {
   readonly kind = 'cluster';
   readonly #handlers: BusHandler[] = [];
+  readonly #eventHandlers: BusEventHandler[] = [];
   readonly #onIpc = (raw: unknown): void => {
-    if (!isChatIpc(raw) || raw.lpchat !== 'message') return;
-    for (const handler of this.#handlers) handler(raw.message);
+    if (!isChatIpc(raw)) return;
+    if (raw.lpchat === 'message') for (const handler of this.#handlers) handler(raw.message);
+    else if (raw.lpchat === 'event' && isBusEvent(raw.event)) {
+      for (const handler of this.#eventHandlers) handler(raw.event);
+    }
   };
 
   constructor(private readonly channel: WorkerChannel = process) {
@@ -40,8 +50,18 @@ export class ClusterBus implements Bus {
     this.#handlers.push(handler);
   }
 
+  /** Lost, like a message, while the channel is down (`sendIpc`). */
+  publishEvent(event: BusEvent): void {
+    sendIpc(this.channel, { lpchat: 'event', event });
+  }
+
+  onEvent(handler: BusEventHandler): void {
+    this.#eventHandlers.push(handler);
+  }
+
   async close(): Promise<void> {
     this.channel.off('message', this.#onIpc);
     this.#handlers.length = 0;
+    this.#eventHandlers.length = 0;
   }
 }

@@ -6,14 +6,18 @@
  * - `message`: a stored chat message, worker → primary → every other worker.
  * - `presence` / `presence-counts`: a worker's batch of who polled and who
  *   left, and the primary's answer with the counts of the rooms it asked for.
+ *   Each room's count comes with its first nicknames (server/presence/people.ts).
+ * - `event`: an ephemeral event (someone types), worker → primary → every
+ *   other worker, like a message, and lost like one when a channel is down.
  * - `shutdown`: the primary asks a worker to stop gracefully.
  */
 import type { Message } from '../store/store.ts';
+import type { BusEvent } from './bus.ts';
 
 /** A worker's batched presence news (see `server/presence/shared-presence.ts`). */
 export interface PresenceBatch {
-  /** `[room, client]`: the client polled the room. */
-  touches: Array<[string, string]>;
+  /** `[room, client, nickname?]`: the client polled the room (as Anonymous without a nickname). */
+  touches: Array<[string, string] | [string, string, string]>;
   /** `[room, client]`: the client closed its waiting poll. */
   leaves: Array<[string, string]>;
   /** Rooms whose shared count the worker wants back. */
@@ -23,7 +27,8 @@ export interface PresenceBatch {
 export type ChatIpc =
   | { lpchat: 'message'; message: Message }
   | ({ lpchat: 'presence'; seq: number } & PresenceBatch)
-  | { lpchat: 'presence-counts'; seq: number; counts: Array<[string, number]> }
+  | { lpchat: 'presence-counts'; seq: number; counts: Array<[string, number, string[]]> }
+  | { lpchat: 'event'; event: BusEvent }
   | { lpchat: 'shutdown' };
 
 export function isChatIpc(value: unknown): value is ChatIpc {

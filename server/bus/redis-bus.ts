@@ -17,6 +17,10 @@
  * local, so their clients' next polls read the store and miss nothing. The
  * clients see no error.
  *
+ * Ephemeral events (someone types) go on the same channel in their own
+ * envelope (`e` instead of `m`); while Redis is down they are dropped
+ * without a word: the messages' outage is logged already.
+ *
  * The connections are handed in (the entry point owns the URL and closes
  * them): `new RedisBus(publisher, subscriber, { channel, health })`. The subscriber
  * connection is in subscriber mode and can do nothing else.
@@ -25,7 +29,13 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Log } from '../core/log.ts';
 import type { Message } from '../store/store.ts';
-import type { Bus, BusHandler } from './bus.ts';
+import {
+  type Bus,
+  type BusEvent,
+  type BusEventHandler,
+  type BusHandler,
+  isBusEvent,
+} from './bus.ts';
 import type { RedisHealth } from './redis-health.ts';
 
 export interface RedisBusOptions {
@@ -40,7 +50,9 @@ interface Envelope {
   /** Origin: the publishing bus. */
   o: string;
   /** The message, as stored. */
-  m: Message;
+  m?: Message;
+  /** Or an ephemeral event. */
+  e?: BusEvent;
 }
 
 export class RedisBus implements Bus {
@@ -48,6 +60,7 @@ export class RedisBus implements Bus {
   /** This process's id on the channel. */
   readonly origin = randomUUID();
   readonly #handlers: BusHandler[] = [];
+  readonly #eventHandlers: BusEventHandler[] = [];
   readonly #channel: string;
   readonly #log: Log;
   readonly #health: RedisHealth | undefined;
@@ -116,6 +129,17 @@ export class RedisBus implements Bus {
     this.#handlers.push(handler);
   }
 
+  /** Dropped whenever a message would be (`#canPublish`): a late typing notice is a wrong one. */
+  publishEvent(event: BusEvent): void {
+    if (this.#closed || !this.#canPublish()) return;
+    const envelope: Envelope = { o: this.origin, e: event };
+    this.publisher.publish(this.#channel, JSON.stringify(envelope)).catch(() => {});
+  }
+
+  onEvent(handler: BusEventHandler): void {
+    this.#eventHandlers.push(handler);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -124,6 +148,7 @@ export class RedisBus implements Bus {
     this.subscriber.off('close', this.#onSubscriberClose);
     this.publisher.off('ready', this.#onPublisherReady);
     this.#handlers.length = 0;
+    this.#eventHandlers.length = 0;
     if (this.subscriber.status === 'ready') {
       await this.subscriber.unsubscribe(this.#channel).catch(() => {});
     }
@@ -185,8 +210,9 @@ export class RedisBus implements Bus {
       this.#log('warn', 'redis bus: ignored a payload that is not JSON');
       return;
     }
-    if (envelope.o === this.origin || !isMessage(envelope.m)) return;
-    for (const handler of this.#handlers) handler(envelope.m);
+    if (envelope.o === this.origin) return;
+    if (isMessage(envelope.m)) for (const handler of this.#handlers) handler(envelope.m);
+    else if (isBusEvent(envelope.e)) for (const handler of this.#eventHandlers) handler(envelope.e);
   };
 }
 

@@ -71,6 +71,20 @@ export interface Config {
   sendRatePerSec: number;
   /** Sends one address may make in one window. @default 20 */
   sendBurst: number;
+  /**
+   * `POST /typing` per second allowed per client address, on average, a
+   * budget apart from the send limit's; 0 turns the limit off. The window
+   * holds `typingBurst` (`rateLimitWindow`). A page sends one every 2.5 s at
+   * most while its person types, so the default leaves room for the people
+   * behind one address (an office, a NAT). @default 2
+   */
+  typingRatePerSec: number;
+  /** `POST /typing` one address may make in one window. @default 20 */
+  typingBurst: number;
+  /** A room's waiting polls are woken for typing at most this often (ms). @default 2500 */
+  typingWakeMs: number;
+  /** Someone counts as typing this long after their last `POST /typing` (ms). @default 5000 */
+  typingTtlMs: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
   /** Other origins allowed to `POST /send` (comma separated). @default none */
@@ -146,6 +160,10 @@ export const defaults: Config = Object.freeze({
   presenceNotifyMs: 3_000,
   sendRatePerSec: 5,
   sendBurst: 20,
+  typingRatePerSec: 2,
+  typingBurst: 20,
+  typingWakeMs: 2_500,
+  typingTtlMs: 5_000,
   trustProxy: false,
   allowedOrigins: [],
   serveStatic: true,
@@ -238,6 +256,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     presenceNotifyMs: int('PRESENCE_NOTIFY_MS', defaults.presenceNotifyMs, 0, 600_000),
     sendRatePerSec: int('SEND_RATE', defaults.sendRatePerSec, 0, 1_000_000),
     sendBurst: int('SEND_BURST', defaults.sendBurst, 1, 1_000_000),
+    typingRatePerSec: int('TYPING_RATE', defaults.typingRatePerSec, 0, 1_000_000),
+    typingBurst: int('TYPING_BURST', defaults.typingBurst, 1, 1_000_000),
+    typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
+    typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')
       .split(',')

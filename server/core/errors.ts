@@ -34,6 +34,7 @@ export const errorCodes = {
   },
   invalid_room: { status: 400, message: `Field "room" must match ${ROOM_PATTERN.source}.` },
   invalid_key: { status: 400, message: `Field "key" must match ${KEY_PATTERN.source}.` },
+  client_required: { status: 400, message: 'Field "client" is required.' },
   invalid_client: {
     status: 400,
     message: `Parameter "client" must match ${CLIENT_PATTERN.source}.`,
@@ -82,6 +83,10 @@ export const errorCodes = {
     message: 'Send the body as it is, or with Content-Encoding gzip, deflate or br.',
   },
   rate_limited: { status: 429, message: 'Too many messages; retry after the delay given.' },
+  typing_rate_limited: {
+    status: 429,
+    message: 'Too many typing notices; retry after the delay given.',
+  },
   too_many_polls: {
     status: 429,
     message: 'This address holds too many waiting polls; retry after the delay given.',

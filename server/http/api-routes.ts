@@ -10,6 +10,7 @@
  */
 export const API_ROUTES = [
   { path: '/send', allow: 'POST' },
+  { path: '/typing', allow: 'POST' },
   { path: '/recv', allow: 'GET, HEAD' },
   { path: '/history', allow: 'GET, HEAD' },
   { path: '/time', allow: 'GET, HEAD' },

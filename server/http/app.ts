@@ -17,14 +17,20 @@ import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { healthRoute, historyRoute } from './routes/read.ts';
+import { typingRoute } from './routes/typing.ts';
 
 /** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
 export interface AppOps {
   ops?: ChatOps | undefined;
   sendLimit?: SendLimit | undefined;
+  /** `POST /typing` per address (rate-limit.ts, `createTypingLimit`). */
+  typingLimit?: SendLimit | undefined;
 }
 
-export function createApp(chat: ChatContext, { ops }: Pick<AppOps, 'ops'> = {}): Express {
+export function createApp(
+  chat: ChatContext,
+  { ops, typingLimit }: Pick<AppOps, 'ops' | 'typingLimit'> = {},
+): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
   // Answers are never revalidated: an ETag would only cost a hash per answer.
@@ -44,6 +50,7 @@ export function createApp(chat: ChatContext, { ops }: Pick<AppOps, 'ops'> = {}):
 
   app.get('/history', historyRoute(chat, ops?.store));
   app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
+  app.post('/typing', typingRoute(chat, typingLimit));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));

@@ -1,5 +1,7 @@
 /**
- * The send limit: `POST /send` per client address.
+ * The send limit: `POST /send` per client address. The typing limit
+ * (`createTypingLimit`, `POST /typing`) is the same with a budget of its own
+ * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
  *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
@@ -55,22 +57,47 @@ export interface SendLimit {
   close(): Promise<void>;
 }
 
+interface LimitOptions {
+  redis?: Redis | undefined;
+  /** Whether Redis answers; without it, each request tries Redis. */
+  redisHealth?: RedisHealth | undefined;
+  log: Log;
+  addressOf: AddressOf;
+}
+
 export function createSendLimit(
   config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
-  options: {
-    redis?: Redis | undefined;
-    /** Whether Redis answers; without it, each send tries Redis. */
-    redisHealth?: RedisHealth | undefined;
-    log: Log;
-    addressOf: AddressOf;
-  },
+  options: LimitOptions,
+): SendLimit | undefined {
+  return createAddressLimit(config, 'send', 'rate_limited', options);
+}
+
+/** `POST /typing` per client address, with its own budget (`typingRatePerSec`, `typingBurst`). */
+export function createTypingLimit(
+  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  options: LimitOptions,
+): SendLimit | undefined {
+  const budget = {
+    sendRatePerSec: config.typingRatePerSec,
+    sendBurst: config.typingBurst,
+    redisPrefix: config.redisPrefix,
+    redisTimeoutMs: config.redisTimeoutMs,
+  };
+  return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
+}
+
+function createAddressLimit(
+  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  what: 'send' | 'typing',
+  code: 'rate_limited' | 'typing_rate_limited',
+  options: LimitOptions,
 ): SendLimit | undefined {
   const window = rateLimitWindow(config);
   if (!window) return undefined;
   const store: Store = options.redis
     ? new RedisOrMemoryStore(options.redis, {
-        prefix: `${config.redisPrefix}:send-limit:`,
-        state: createOutageState({ name: 'redis (shared send limit)', log: options.log }),
+        prefix: `${config.redisPrefix}:${what}-limit:`,
+        state: createOutageState({ name: `redis (shared ${what} limit)`, log: options.log }),
         health: options.redisHealth,
         timeoutMs: config.redisTimeoutMs,
       })
@@ -99,8 +126,7 @@ export function createSendLimit(
         : seconds;
       res.setHeader('RateLimit-Policy', policy);
       res.setHeader('RateLimit', `${name}; r=${Math.max(limit - totalHits, 0)}; t=${reset}`);
-      if (totalHits > limit)
-        throw httpError('rate_limited', undefined, { retryAfter: Math.max(1, reset) });
+      if (totalHits > limit) throw httpError(code, undefined, { retryAfter: Math.max(1, reset) });
     },
     shared: options.redis ? 'redis' : 'memory',
     async close() {

@@ -7,15 +7,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import { HttpError, httpError } from '../core/errors.ts';
-import type { Refusal } from '../hub/hub.ts';
+import type { PollExtras, Refusal } from '../hub/hub.ts';
 import { writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
-import { parseClient, parseId, parseRoom } from './validate.ts';
+import { parseClient, parseId, parsePeopleVersion, parseRoom, pollNickname } from './validate.ts';
 
 interface RecvQuery {
   room: string;
   since: number | undefined;
   client: string | undefined;
+  /** Who is here (server/presence/people.ts): the poll's nickname and list version. */
+  extras: PollExtras;
 }
 
 /**
@@ -61,8 +63,8 @@ export function createRecvHandler(
       else failed(res, error);
       return;
     }
-    const { room, since, client } = query;
-    hub.poll(room, since, client, res).then(
+    const { room, since, client, extras } = query;
+    hub.poll(room, since, client, res, extras).then(
       (refused) => {
         if (refused !== undefined) refuse(req, res, room, refusalError(refused), started);
       },
@@ -73,7 +75,8 @@ export function createRecvHandler(
 
 /**
  * The query, parsed once with Node's `querystring` (Express's default
- * parser, so both paths read a query alike) and validated at the edge.
+ * parser, so both paths read a query alike) and validated at the edge. A
+ * bad `nickname` or `people` is left out rather than refused (validate.ts).
  */
 export function parseRecvQuery(rawQuery: string): RecvQuery {
   const query = parseQueryString(rawQuery);
@@ -81,6 +84,7 @@ export function parseRecvQuery(rawQuery: string): RecvQuery {
     room: parseRoom(query.room),
     since: parseId(query.since),
     client: parseClient(query.client),
+    extras: { nickname: pollNickname(query.nickname), people: parsePeopleVersion(query.people) },
   };
 }
 

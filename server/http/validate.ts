@@ -74,6 +74,62 @@ export function parseClient(value: unknown): string | undefined {
   return value;
 }
 
+/**
+ * A nickname, as `POST /send`, `POST /typing` and `GET /recv` take it:
+ * cleaned, spaces collapsed; absent or blank, `Anonymous`.
+ */
+export function parseNickname(value: unknown): string {
+  if (value === undefined || value === null) return DEFAULT_NICKNAME;
+  if (typeof value !== 'string') {
+    throw httpError('invalid_nickname', 'Field "nickname" must be a string.');
+  }
+  if (LONE_SURROGATE.test(value)) throw httpError('invalid_unicode');
+  if (DIRECTION_CONTROL.test(value)) throw httpError('invalid_nickname');
+  const cleaned = clean(value).replace(/\s+/g, ' ');
+  if (length(cleaned) > MAX_NICKNAME) throw httpError('nickname_too_long');
+  return cleaned === '' ? DEFAULT_NICKNAME : cleaned;
+}
+
+/**
+ * The nickname of a poll (`/recv?nickname=`): checked as a sent one, but a
+ * bad one is left out (the client is listed as Anonymous), never refused: a
+ * poll refused over a nickname being typed would stop the page's loop.
+ */
+export function pollNickname(value: unknown): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  try {
+    const nickname = parseNickname(value);
+    return nickname === DEFAULT_NICKNAME ? undefined : nickname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The version of the room's list a poll holds (`/recv?people=`): an
+ * unsigned 32-bit number; anything else is as none (the answer carries the
+ * whole list), never refused.
+ */
+export function parsePeopleVersion(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return undefined;
+  const version = Number(value);
+  return version <= 0xffffffff ? version : undefined;
+}
+
+/** The fields of `POST /typing`, from a JSON object or a parsed form. */
+export function parseTyping(body: unknown): { room: string; client: string; nickname: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw httpError('invalid_body');
+  }
+  const fields = body as Record<string, unknown>;
+  if (fields.client === undefined || fields.client === null || fields.client === '') {
+    throw httpError('client_required');
+  }
+  const client = parseClient(fields.client);
+  if (client === undefined) throw httpError('client_required');
+  return { room: parseRoom(fields.room), client, nickname: parseNickname(fields.nickname) };
+}
+
 /** The fields of `POST /send`, from a JSON object or a parsed form. */
 export function parseNewMessage(body: unknown): NewMessage {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -88,18 +144,7 @@ export function parseNewMessage(body: unknown): NewMessage {
   if (text === '') throw httpError('text_required');
   if (length(text) > MAX_TEXT) throw httpError('text_too_long');
 
-  let nickname = DEFAULT_NICKNAME;
-  if (fields.nickname !== undefined && fields.nickname !== null) {
-    if (typeof fields.nickname !== 'string') {
-      throw httpError('invalid_nickname', 'Field "nickname" must be a string.');
-    }
-    if (LONE_SURROGATE.test(fields.nickname)) throw httpError('invalid_unicode');
-    if (DIRECTION_CONTROL.test(fields.nickname)) throw httpError('invalid_nickname');
-    const cleaned = clean(fields.nickname).replace(/\s+/g, ' ');
-    if (length(cleaned) > MAX_NICKNAME) throw httpError('nickname_too_long');
-    if (cleaned !== '') nickname = cleaned;
-  }
-
+  const nickname = parseNickname(fields.nickname);
   const room = parseRoom(fields.room);
 
   let key: string | undefined;

@@ -10,7 +10,7 @@
  * - `empty`: empty answers of one batch (timeouts, shutdown, a presence
  *   wake) share one body per room and cursor.
  */
-import type { Message } from '../../protocol/protocol.ts';
+import type { Message, People, Typist } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
 import { type Body, recvBody } from './body.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
@@ -18,15 +18,33 @@ import { type MessageLog, PAGE_SIZE } from './message-log.ts';
 /** Rooms whose catch-up bodies are kept at once; past it the cache starts over. */
 const CATCH_UP_ROOMS = 1_000;
 
-/** Empty bodies of one batch, by room, then by cursor. */
-export type EmptyBodies = Map<string, Map<number, Body>>;
+/** Bodies by cursor: without the room's list, and with it. */
+type ByCursor = [Map<number, Body>, Map<number, Body>];
+
+/** Empty bodies of one batch, by room (with its list, read once), then by cursor. */
+export type EmptyBodies = Map<string, { list: People; bodies: ByCursor }>;
+
+/**
+ * What a poll without a `client` id holds in place of a list version: it is
+ * never sent the list (the 2011 page, scripts, the bench), so their answers
+ * stay as they were.
+ */
+export const NO_LIST = -1;
+
+/**
+ * Whether a poll that holds list `known` (its `people=`, undefined when it
+ * sent none) is sent the room's list `people`: only when it is news.
+ */
+export function listFor(people: People, known: number | undefined): People | undefined {
+  return known === people.version || known === NO_LIST ? undefined : people;
+}
 
 export class Answers {
   readonly #presence: Presence;
   readonly #messages: MessageLog;
   readonly #catchUps = new Map<
     string,
-    { last: number; online: number; bodies: Map<number, Body> }
+    { last: number; online: number; version: number; bodies: ByCursor }
   >();
 
   constructor(presence: Presence, messages: MessageLog) {
@@ -36,45 +54,78 @@ export class Answers {
     messages.onReset((room) => this.#catchUps.delete(room));
   }
 
-  /** The answer for `messages` in `room`, with the room's online count. */
-  body(room: string, messages: readonly Message[], cursor: number, reset = false): Body {
-    return recvBody(messages, cursor, this.#presence.count(room), reset);
+  /** The room's list of nicknames now. */
+  people(room: string): People {
+    return this.#presence.people(room);
   }
 
-  /** The answer to a poll that catches up at once with `messages` (after its cursor, up to the head). */
-  catchUp(room: string, messages: readonly Message[]): Body {
+  /**
+   * The answer for `messages` in `room`, with the room's online count, and
+   * its list when `people` is given (`listFor`).
+   */
+  body(
+    room: string,
+    messages: readonly Message[],
+    cursor: number,
+    extras: { reset?: boolean; people?: People | undefined; typing?: readonly Typist[] } = {},
+  ): Body {
+    return recvBody(messages, cursor, this.#presence.count(room), extras);
+  }
+
+  /**
+   * The answer to a poll that catches up at once with `messages` (after its
+   * cursor, up to the head), for a poll that holds list `known`.
+   */
+  catchUp(room: string, messages: readonly Message[], known: number | undefined): Body {
     const last = messages[messages.length - 1]!.id;
     const online = this.#presence.count(room);
-    if (messages.length >= PAGE_SIZE) return recvBody(messages, last, online);
+    const list = this.#presence.people(room);
+    const people = listFor(list, known);
+    if (messages.length >= PAGE_SIZE) return recvBody(messages, last, online, { people });
     let cache = this.#catchUps.get(room);
-    if (!cache || cache.last !== last || cache.online !== online) {
+    if (
+      !cache ||
+      cache.last !== last ||
+      cache.online !== online ||
+      cache.version !== list.version
+    ) {
       if (!cache && this.#catchUps.size >= CATCH_UP_ROOMS) this.#catchUps.clear();
-      cache = { last, online, bodies: new Map() };
+      cache = { last, online, version: list.version, bodies: [new Map(), new Map()] };
       this.#catchUps.set(room, cache);
     }
     const since = messages[0]!.id - 1;
-    let body = cache.bodies.get(since);
+    const bodies = cache.bodies[people ? 1 : 0];
+    let body = bodies.get(since);
     if (!body) {
-      body = recvBody(messages, last, online);
-      cache.bodies.set(since, body);
+      body = recvBody(messages, last, online, { people });
+      bodies.set(since, body);
     }
     return body;
   }
 
   /**
    * The empty answer for a poll in `room` at `cursor` (undefined: the 2011
-   * client, shown the room's head), shared through `batch`.
+   * client, shown the room's head) that holds list `known`, shared through
+   * `batch`. A typing wake gives `typing`, the same for its whole batch.
    */
-  empty(room: string, cursor: number | undefined, batch: EmptyBodies): Body {
+  empty(
+    room: string,
+    cursor: number | undefined,
+    known: number | undefined,
+    batch: EmptyBodies,
+    typing?: readonly Typist[],
+  ): Body {
     const at = cursor ?? this.#messages.lastId(room) ?? 0;
-    let bodies = batch.get(room);
-    if (!bodies) {
-      bodies = new Map();
-      batch.set(room, bodies);
+    let inRoom = batch.get(room);
+    if (!inRoom) {
+      inRoom = { list: this.#presence.people(room), bodies: [new Map(), new Map()] };
+      batch.set(room, inRoom);
     }
+    const people = listFor(inRoom.list, known);
+    const bodies = inRoom.bodies[people ? 1 : 0];
     let body = bodies.get(at);
     if (!body) {
-      body = this.body(room, [], at);
+      body = this.body(room, [], at, { people, typing });
       bodies.set(at, body);
     }
     return body;

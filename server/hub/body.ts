@@ -8,7 +8,7 @@
  * fields that ride on answers later (`people`, `typing`, protocol.ts) are
  * added here.
  */
-import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
+import type { Message, People, RecvAnswer, Typist } from '../../protocol/protocol.ts';
 
 /** A serialised answer: its JSON text and its headers, built once per group of polls. */
 export interface Body {
@@ -38,17 +38,34 @@ export const JSON_HEADERS = {
  */
 export function recvJson(answer: RecvAnswer): string {
   const reset = answer.reset ? ',"reset":true' : '';
-  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}}`;
+  const people = answer.people ? `,"people":${JSON.stringify(answer.people)}` : '';
+  const typing = answer.typing ? `,"typing":${JSON.stringify(answer.typing)}` : '';
+  const typingOnly = answer.typingOnly ? ',"typingOnly":true' : '';
+  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}${people}${typing}${typingOnly}}`;
+}
+
+/** What an answer may carry besides its messages (protocol.ts, `RecvAnswer`). */
+export interface BodyExtras {
+  reset?: boolean;
+  /** The room's list, for a poll whose `people=` version is not its version. */
+  people?: People | undefined;
+  /** A typing wake: who types; the answer says it is only that (`typingOnly`). */
+  typing?: readonly Typist[] | undefined;
 }
 
 export function recvBody(
   messages: readonly Message[],
   cursor: number,
   online: number,
-  reset = false,
+  extras: BodyExtras = {},
 ): Body {
   const answer: RecvAnswer = { messages: messages as Message[], cursor, online };
-  if (reset) answer.reset = true;
+  if (extras.reset) answer.reset = true;
+  if (extras.people) answer.people = extras.people;
+  if (extras.typing) {
+    answer.typing = extras.typing as Typist[];
+    answer.typingOnly = true;
+  }
   const json = recvJson(answer);
   return {
     json,

@@ -7,8 +7,11 @@
  * - `poll(room, cursor, client, reply)`: answers at once what the log or the
  *   store has after the cursor, or holds the poll until something comes.
  * - `wake(room)`: answers the room's waiting polls that were shown another
- *   online count; where answers without a message start (presence now,
- *   typing later).
+ *   online count or list; where answers without a message start.
+ * - `typed(room, client, nickname)`: someone types (`POST /typing`). Never
+ *   stored: the room's polls here are woken for it at most every
+ *   `typingWakeMs` (`typing.ts`, through `wake`), and the bus carries it to
+ *   the other processes as an event, dropped if it cannot now.
  *
  * A poll's algorithm, with a cursor:
  * 1. what came after it, from the message log when it can vouch for it
@@ -24,20 +27,21 @@
  * It writes through `Reply` and reports through `PollReport`, so it imports
  * nothing of HTTP. It runs on a `Clock`, so its tests run on fake timers.
  */
-import type { Message } from '../../protocol/protocol.ts';
-import type { Bus } from '../bus/bus.ts';
+import type { Message, Typist } from '../../protocol/protocol.ts';
+import type { Bus, BusEvent } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
-import { Answers } from './answers.ts';
+import { Answers, listFor, NO_LIST } from './answers.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
 import { type Reply, writeBody } from './reply.ts';
 import type { PollOutcome, PollReport } from './report.ts';
 import { StoreReads } from './store-reads.ts';
 import { StoreWatch } from './store-watch.ts';
+import { Typing } from './typing.ts';
 import { type Refusal, Waiters } from './waiters.ts';
 
 export type { Refusal };
@@ -52,7 +56,17 @@ export type HubConfig = Pick<
   | 'storePollMs'
   | 'maxRooms'
   | 'roomIdleMs'
+  | 'typingWakeMs'
+  | 'typingTtlMs'
 >;
+
+/** What a poll may say besides its room, cursor and client (`/recv?nickname=&people=`). */
+export interface PollExtras {
+  /** The nickname the room lists this client under (undefined: Anonymous). */
+  nickname?: string | undefined;
+  /** The version of the room's list the client holds (undefined: none: the answer lists all). */
+  people?: number | undefined;
+}
 
 export interface HubOptions<R extends Reply> {
   config: Readonly<HubConfig>;
@@ -74,6 +88,7 @@ interface Deferred<R> {
   room: string;
   cursor: number;
   client: string | undefined;
+  people: number | undefined;
   fresh: boolean;
   started: number;
   done: (refused: Refusal | undefined) => void;
@@ -90,6 +105,7 @@ export class Hub<R extends Reply> {
   readonly #reads: StoreReads;
   readonly #options: HubOptions<R>;
   readonly #clock: Clock;
+  readonly #typing: Typing;
   #deferred: Deferred<R>[] = [];
 
   constructor(options: HubOptions<R>) {
@@ -136,6 +152,13 @@ export class Hub<R extends Reply> {
     });
     this.#waiters = waiters;
     bus.onMessage((message) => this.messages.accept(message));
+    this.#typing = new Typing({
+      clock,
+      wakeMs: config.typingWakeMs,
+      ttlMs: config.typingTtlMs,
+      wake: (room, typists) => this.wake(room, typists),
+    });
+    bus.onEvent((event) => this.#onEvent(event));
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,
@@ -187,26 +210,43 @@ export class Hub<R extends Reply> {
     cursor: number | undefined,
     client: string | undefined,
     reply: R,
+    extras: PollExtras = {},
   ): Promise<Refusal | undefined> {
+    // A poll without a client id is never sent the list (`NO_LIST`).
+    const people = client === undefined ? NO_LIST : extras.people;
     const started = this.#clock.now();
     // A poll's own address is checked only when it is to wait: most polls
     // are answered at once.
     const early = this.#waiters.refusal();
     if (early !== undefined) return early;
-    const fresh = client !== undefined && this.#options.presence.touch(room, client);
-    if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client);
+    const fresh =
+      client !== undefined && this.#options.presence.touch(room, client, extras.nickname);
+    if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {
       return new Promise((done, fail) => {
-        this.#defer({ reply, room, cursor, client, fresh, started, done, fail });
+        this.#defer({ reply, room, cursor, client, people, fresh, started, done, fail });
       });
     }
-    return this.#catchUpOrWait(reply, room, cursor, client, fresh, found, started);
+    return this.#catchUpOrWait(reply, room, cursor, client, people, fresh, found, started);
   }
 
-  /** Answers the room's waiting polls that were shown another online count (`Waiters.wake`). */
-  wake(room: string): void {
-    this.#waiters.wake(room);
+  /**
+   * Answers the room's waiting polls that were shown another online count or
+   * list, or, given `typing`, every waiting poll with a cursor (`Waiters.wake`).
+   */
+  wake(room: string, typing?: readonly Typist[]): void {
+    this.#waiters.wake(room, typing);
+  }
+
+  /** Someone types in `room`: this process's polls and, on the bus, the others'. */
+  typed(room: string, client: string, nickname: string): void {
+    this.#typing.typed(room, client, nickname);
+    this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname });
+  }
+
+  #onEvent(event: BusEvent): void {
+    if (event.kind === 'typing') this.#typing.typed(event.room, event.client, event.nickname);
   }
 
   /** Answers every waiting poll, empty, and takes no more (graceful shutdown). */
@@ -218,6 +258,7 @@ export class Hub<R extends Reply> {
   /** Frees the message log's timers and rooms; after `shutdown` and the server's close. */
   close(): void {
     this.watch.close();
+    this.#typing.close();
     this.messages.close();
   }
 
@@ -247,13 +288,22 @@ export class Hub<R extends Reply> {
       if (found === undefined || found.length === 0) {
         // The room was dropped or reset meanwhile (the ring only grows within
         // a turn): the poll goes on as one the log could not answer.
-        this.#catchUpOrWait(reply, room, cursor, poll.client, poll.fresh, found, started).then(
+        const { client, people, fresh } = poll;
+        this.#catchUpOrWait(reply, room, cursor, client, people, fresh, found, started).then(
           poll.done,
           poll.fail,
         );
         continue;
       }
-      this.#answer(reply, room, found, found[found.length - 1]!.id, 'message', started);
+      this.#answer(
+        reply,
+        room,
+        found,
+        found[found.length - 1]!.id,
+        poll.people,
+        'message',
+        started,
+      );
       poll.done(undefined);
     }
   }
@@ -264,6 +314,7 @@ export class Hub<R extends Reply> {
     room: string,
     cursor: number,
     client: string | undefined,
+    people: number | undefined,
     fresh: boolean,
     inLog: Message[] | undefined,
     started: number,
@@ -276,14 +327,16 @@ export class Hub<R extends Reply> {
       if (found.length === 0) found = this.messages.catchUp(room, cursor) ?? [];
       if (found.length === 0 && read !== undefined) {
         const head = await this.#resetHead(room, cursor);
-        if (head !== undefined) return this.#answer(reply, room, [], head, 'reset', started);
+        if (head !== undefined)
+          return this.#answer(reply, room, [], head, people, 'reset', started);
       }
     }
     if (found.length > 0) {
-      return this.#answer(reply, room, found, found[found.length - 1]!.id, 'message', started);
+      const last = found[found.length - 1]!.id;
+      return this.#answer(reply, room, found, last, people, 'message', started);
     }
-    if (fresh) return this.#answer(reply, room, [], cursor, 'presence', started);
-    return this.#waiters.wait(reply, room, cursor, client);
+    if (fresh) return this.#answer(reply, room, [], cursor, people, 'presence', started);
+    return this.#waiters.wait(reply, room, cursor, client, people);
   }
 
   /** What the store says after `cursor`; undefined when it failed (the poll then waits). */
@@ -311,19 +364,27 @@ export class Hub<R extends Reply> {
     return head;
   }
 
-  /** An answer now. A catch-up shares its body with the room's other polls at that cursor. */
+  /**
+   * An answer now, with the room's list if `known` (the poll's `people=`) is
+   * not its version. A catch-up shares its body with the room's other polls
+   * at that cursor and version.
+   */
   #answer(
     reply: R,
     room: string,
     found: readonly Message[],
     cursor: number,
+    known: number | undefined,
     outcome: PollOutcome,
     started: number,
   ): undefined {
     const body =
       outcome === 'message' && found.length > 0
-        ? this.#answers.catchUp(room, found)
-        : this.#answers.body(room, found, cursor, outcome === 'reset');
+        ? this.#answers.catchUp(room, found, known)
+        : this.#answers.body(room, found, cursor, {
+            reset: outcome === 'reset',
+            people: listFor(this.#answers.people(room), known),
+          });
     const { report } = this.#options;
     if (writeBody(reply, body) && body.count > 0) report.delivered(body.count);
     report.pollEnded(reply, room, outcome, 200, this.#clock.now() - started);

@@ -13,10 +13,10 @@
  * - Fair share: `maxPerAddress` per address (`address-count.ts`), and
  *   `maxWaiters` in the process.
  */
-import type { Message } from '../../protocol/protocol.ts';
+import type { Message, Typist } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
 import { AddressCount } from './address-count.ts';
-import type { Answers, EmptyBodies } from './answers.ts';
+import { type Answers, type EmptyBodies, listFor, NO_LIST } from './answers.ts';
 import type { Body } from './body.ts';
 import type { Clock, Timer } from './clock.ts';
 import { DeadlineQueue } from './deadline-queue.ts';
@@ -60,6 +60,8 @@ interface Waiter<R> {
   deadline: number;
   /** The online count the client was last shown. */
   online: number;
+  /** The version of the room's list the client holds (`people=`); undefined: none. */
+  people: number | undefined;
 }
 
 interface WaitingRoom<R> {
@@ -176,6 +178,7 @@ export class Waiters<R extends Reply> {
     roomName: string,
     cursor: number | undefined,
     client: string | undefined,
+    people?: number,
   ): Refusal | undefined {
     const refused = this.refusal();
     if (refused !== undefined) return refused;
@@ -196,6 +199,7 @@ export class Waiters<R extends Reply> {
       address,
       deadline: clock.now() + pollTimeoutMs,
       online: presence.count(roomName),
+      people,
     };
     (reply as Tracked<R>)[WAITER] = waiter;
     room.waiters.add(waiter);
@@ -208,14 +212,21 @@ export class Waiters<R extends Reply> {
   }
 
   /**
-   * Wakes the waiters of `roomName` whose client was shown another online
-   * count than the room's count now: each gets an empty answer and polls
-   * again. The path for every answer a room's waiters get without a message
-   * (a future typing wake comes here too: docs/design.md, "The hub").
+   * The path for every answer a room's waiters get without a message
+   * (docs/design.md, "The hub"):
+   * - without `typing`, a presence wake: the waiters whose client was shown
+   *   another online count, or holds another version of the room's list,
+   *   than the room's now get an empty answer and poll again;
+   * - with `typing`, a typing wake (server/hub/typing.ts): every waiter with
+   *   a cursor gets an empty answer naming who types (`typingOnly`), the
+   *   room's list when it is news to it, and its cursor unchanged. The 2011
+   *   client (no cursor) knows nothing of typing and waits on for a message.
    */
-  wake(roomName: string): void {
+  wake(roomName: string, typing?: readonly Typist[]): void {
     const room = this.#rooms.get(roomName);
-    if (room) this.#wake(room);
+    if (!room) return;
+    if (typing === undefined) this.#wake(room);
+    else this.#wakeForTyping(room, typing);
   }
 
   /**
@@ -229,11 +240,32 @@ export class Waiters<R extends Reply> {
 
   #wake(room: WaitingRoom<R>): void {
     if (room.waiters.size > PRESENCE_NOTIFY_MAX_WAITERS) return;
-    const online = this.#options.presence.count(room.name);
+    const { presence } = this.#options;
+    const online = presence.count(room.name);
+    const version = presence.people(room.name).version;
     const empties: EmptyBodies = new Map();
     for (const waiter of room.waiters) {
-      if (waiter.online === online) continue;
+      // A client that sent no version is not woken for the list: it gets it
+      // with its next answer (an old client would be woken again and again).
+      const known = waiter.people;
+      const listed = known === undefined || known === NO_LIST || known === version;
+      if (waiter.online === online && listed) continue;
       this.#answer(waiter, this.#empty(waiter, empties), 'presence');
+    }
+  }
+
+  #wakeForTyping(room: WaitingRoom<R>, typing: readonly Typist[]): void {
+    const empties: EmptyBodies = new Map();
+    for (const waiter of room.waiters) {
+      if (waiter.cursor === undefined) continue;
+      const body = this.#options.answers.empty(
+        room.name,
+        waiter.cursor,
+        waiter.people,
+        empties,
+        typing,
+      );
+      this.#answer(waiter, body, 'typing');
     }
   }
 
@@ -253,9 +285,16 @@ export class Waiters<R extends Reply> {
   #onReset(roomName: string, head: number): void {
     const room = this.#rooms.get(roomName);
     if (!room) return;
-    const body = this.#options.answers.body(roomName, [], head, true);
+    const list = this.#options.answers.people(roomName);
+    const bodies = [false, true].map((listed) =>
+      this.#options.answers.body(roomName, [], head, {
+        reset: true,
+        people: listed ? list : undefined,
+      }),
+    );
     for (const waiter of room.waiters) {
-      if (waiter.cursor !== undefined && waiter.cursor > head) this.#answer(waiter, body, 'reset');
+      if (waiter.cursor === undefined || waiter.cursor <= head) continue;
+      this.#answer(waiter, bodies[listFor(list, waiter.people) ? 1 : 0]!, 'reset');
     }
   }
 
@@ -265,7 +304,9 @@ export class Waiters<R extends Reply> {
     if (!room || ring.length === 0) return;
     const first = ring[0]!.id;
     const last = ring[ring.length - 1]!.id;
-    const bodies = new Map<number, Body>();
+    // One list per delivery, and per cursor one body without it and one with it.
+    const list = this.#options.answers.people(roomName);
+    const bodies: [Map<number, Body>, Map<number, Body>] = [new Map(), new Map()];
     const behind = new Map<number, Waiter<R>[]>();
     // Deleting the current entry while iterating a Set is safe: no copy of 10,000 waiters.
     for (const waiter of room.waiters) {
@@ -279,12 +320,14 @@ export class Waiters<R extends Reply> {
         else behind.set(cursor, [waiter]);
         continue;
       }
-      let body = bodies.get(cursor);
+      const people = listFor(list, waiter.people);
+      const shared = bodies[people ? 1 : 0];
+      let body = shared.get(cursor);
       if (!body) {
         const start = cursor - first + 1;
         const page = ring.slice(start, start + PAGE_SIZE);
-        body = this.#options.answers.body(roomName, page, page[page.length - 1]!.id);
-        bodies.set(cursor, body);
+        body = this.#options.answers.body(roomName, page, page[page.length - 1]!.id, { people });
+        shared.set(cursor, body);
       }
       this.#answer(waiter, body, 'message');
     }
@@ -299,9 +342,20 @@ export class Waiters<R extends Reply> {
   async #answerFromStore(room: string, cursor: number, waiters: Waiter<R>[]): Promise<void> {
     const messages = await this.#options.reads.after(room, cursor, PAGE_SIZE);
     const last = messages?.[messages.length - 1];
-    const body = this.#options.answers.body(room, messages ?? [], last ? last.id : cursor);
+    const list = this.#options.answers.people(room);
     const outcome = messages ? 'message' : 'timeout';
-    for (const waiter of waiters) this.#write(waiter, body, outcome);
+    const bodies = new Map<boolean, Body>();
+    for (const waiter of waiters) {
+      const people = listFor(list, waiter.people);
+      let body = bodies.get(people !== undefined);
+      if (!body) {
+        body = this.#options.answers.body(room, messages ?? [], last ? last.id : cursor, {
+          people,
+        });
+        bodies.set(people !== undefined, body);
+      }
+      this.#write(waiter, body, outcome);
+    }
   }
 
   #answer(waiter: Waiter<R>, body: Body, outcome: PollOutcome): void {
@@ -322,7 +376,7 @@ export class Waiters<R extends Reply> {
   }
 
   #empty(waiter: Waiter<R>, batch: EmptyBodies): Body {
-    return this.#options.answers.empty(waiter.room.name, waiter.cursor, batch);
+    return this.#options.answers.empty(waiter.room.name, waiter.cursor, waiter.people, batch);
   }
 
   /** The one exit of every waiter: nothing is left behind. */

@@ -40,8 +40,10 @@ export type PollOutcome =
   | 'gone'
   /** Answered empty because the server is shutting down. */
   | 'shutdown'
-  /** Answered empty because the room's online count changed. */
+  /** Answered empty because the room's online count or list changed. */
   | 'presence'
+  /** Answered empty, with who types, by a typing wake (`typingOnly`). */
+  | 'typing'
   /** Answered at once because the cursor is ahead of the room (`reset`). */
   | 'reset'
   /** Refused with an error answer (4xx/5xx): bad input, overloaded, a limit. */

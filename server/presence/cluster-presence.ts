@@ -12,7 +12,7 @@ import type { WorkerChannel } from '../bus/cluster-bus.ts';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
 import type { Log } from '../core/log.ts';
 import type { LocalPresence } from './presence.ts';
-import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
+import { type PresenceBatch, SharedPresence, type SharedRoom } from './shared-presence.ts';
 
 export interface ClusterPresenceOptions {
   windowMs: number;
@@ -26,17 +26,21 @@ export interface ClusterPresenceOptions {
 export function createClusterPresence(options: ClusterPresenceOptions): SharedPresence {
   const channel = options.channel ?? process;
   const answerTimeoutMs = options.answerTimeoutMs ?? 1_000;
-  const waiting = new Map<number, (counts: Map<string, number>) => void>();
+  const waiting = new Map<number, (counts: Map<string, SharedRoom>) => void>();
   // Random start: answers meant for this worker's previous life are ignored.
   let seq = randomInt(1_000_000_000);
 
   const onIpc = (raw: unknown): void => {
     if (!isChatIpc(raw) || raw.lpchat !== 'presence-counts') return;
-    waiting.get(raw.seq)?.(new Map(raw.counts));
+    const rooms = raw.counts.map(([room, count, names]): [string, SharedRoom] => [
+      room,
+      { count, names },
+    ]);
+    waiting.get(raw.seq)?.(new Map(rooms));
   };
   channel.on('message', onIpc);
 
-  function sync(batch: PresenceBatch): Promise<Map<string, number>> {
+  function sync(batch: PresenceBatch): Promise<Map<string, SharedRoom>> {
     seq += 1;
     const id = seq;
     return new Promise((resolve, reject) => {
@@ -66,12 +70,15 @@ export function createClusterPresence(options: ClusterPresenceOptions): SharedPr
   });
 }
 
-/** The primary's side: applies a worker's batch and returns the counts it asked for. */
+/**
+ * The primary's side: applies a worker's batch and returns the counts it
+ * asked for, each with the room's listed nicknames.
+ */
 export function servePresence(
   presence: LocalPresence,
   batch: PresenceBatch,
-): Array<[string, number]> {
-  for (const [room, client] of batch.touches) presence.touch(room, client);
+): Array<[string, number, string[]]> {
+  for (const [room, client, nickname] of batch.touches) presence.touch(room, client, nickname);
   for (const [room, client] of batch.leaves) presence.leave(room, client);
-  return batch.rooms.map((room) => [room, presence.count(room)]);
+  return batch.rooms.map((room) => [room, presence.count(room), presence.people(room).names]);
 }

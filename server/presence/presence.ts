@@ -6,16 +6,31 @@
  * tab that waits 25 s for a message and polls again at once never drops out.
  * A client whose waiting poll is closed by the client itself (tab closed,
  * page left) is removed at once, so the count falls without waiting.
+ *
+ * Each client is listed under the nickname its last poll carried (or
+ * `Anonymous`): `people(room)` is the room's list (people.ts), whose version
+ * changes whenever a client comes, goes or changes its nickname.
  */
+import type { People } from '../../protocol/protocol.ts';
+import { DEFAULT_NICKNAME, peopleOf } from './people.ts';
+
 export interface Presence {
-  /** The client is polling the room now. True when the room had not seen it (within the window). */
-  touch(room: string, client: string): boolean;
+  /**
+   * The client is polling the room now, as `nickname` (undefined: Anonymous).
+   * True when the room had not seen it (within the window).
+   */
+  touch(room: string, client: string, nickname?: string): boolean;
   /** The client closed its waiting poll: it left. */
   leave(room: string, client: string): void;
   /** Clients of the room seen within the window. Synchronous: it is read for every answer. */
   count(room: string): number;
+  /** The room's list of nicknames, capped (people.ts). Synchronous, like `count`. */
+  people(room: string): People;
   close(): Promise<void>;
 }
+
+/** The list of a room where nobody polls. */
+const NOBODY: People = Object.freeze(peopleOf([], 0)) as People;
 
 /**
  * Presence kept in this process's memory. Bounded: rooms are kept in
@@ -28,6 +43,10 @@ export class LocalPresence implements Presence {
   readonly #rooms = new Map<string, Map<string, number>>();
   /** When each room was last touched (the newest of its clients). */
   readonly #touchedAt = new Map<string, number>();
+  /** Each room's nicknames by client, for the clients that gave one. */
+  readonly #names = new Map<string, Map<string, string>>();
+  /** Each room's list, built when asked after a change: a quiet room builds it once. */
+  readonly #lists = new Map<string, People>();
 
   /**
    * @param windowMs poll timeout plus grace.
@@ -45,7 +64,7 @@ export class LocalPresence implements Presence {
     return this.#rooms.size;
   }
 
-  touch(room: string, client: string): boolean {
+  touch(room: string, client: string, nickname?: string): boolean {
     const now = this.now();
     let clients = this.#rooms.get(room);
     if (clients) this.#rooms.delete(room);
@@ -56,13 +75,14 @@ export class LocalPresence implements Presence {
     const seen = clients.get(client);
     clients.delete(client);
     clients.set(client, now);
+    this.#name(room, client, nickname, seen === undefined);
     this.#dropStale(now);
     return seen === undefined || seen < now - this.windowMs;
   }
 
   leave(room: string, client: string): void {
     const clients = this.#rooms.get(room);
-    clients?.delete(client);
+    if (clients?.delete(client)) this.#unname(room, client);
     if (clients?.size === 0) this.#forget(room);
   }
 
@@ -74,19 +94,63 @@ export class LocalPresence implements Presence {
     for (const [client, seen] of clients) {
       if (seen >= oldest) break;
       clients.delete(client);
+      this.#unname(room, client);
     }
     if (clients.size === 0) this.#forget(room);
     return clients.size;
   }
 
+  people(room: string): People {
+    const online = this.count(room);
+    // Read for every answer: a room nobody polls with a client id costs no list.
+    if (online === 0) return NOBODY;
+    let list = this.#lists.get(room);
+    if (list === undefined) {
+      const clients = this.#rooms.get(room);
+      const names = this.#names.get(room);
+      const nicknames: string[] = [];
+      for (const client of clients?.keys() ?? []) {
+        nicknames.push(names?.get(client) ?? DEFAULT_NICKNAME);
+      }
+      list = peopleOf(nicknames, online);
+      if (clients) this.#lists.set(room, list);
+    }
+    return list;
+  }
+
   async close(): Promise<void> {
     this.#rooms.clear();
     this.#touchedAt.clear();
+    this.#names.clear();
+    this.#lists.clear();
+  }
+
+  /** Notes the client's nickname; the list is built again only if it changed. */
+  #name(room: string, client: string, nickname: string | undefined, arrived: boolean): void {
+    let names = this.#names.get(room);
+    const before = names?.get(client);
+    if (!arrived && before === nickname) return;
+    if (nickname === undefined) names?.delete(client);
+    else {
+      if (!names) {
+        names = new Map();
+        this.#names.set(room, names);
+      }
+      names.set(client, nickname);
+    }
+    this.#lists.delete(room);
+  }
+
+  #unname(room: string, client: string): void {
+    this.#names.get(room)?.delete(client);
+    this.#lists.delete(room);
   }
 
   #forget(room: string): void {
     this.#rooms.delete(room);
     this.#touchedAt.delete(room);
+    this.#names.delete(room);
+    this.#lists.delete(room);
   }
 
   /** A touch's share of the clean-up: at most two of the least recently touched rooms. */

@@ -9,6 +9,16 @@
  * is one pipelined round trip (see `SharedPresence` for the batching and the
  * ~1 s cache that keeps `count()` synchronous).
  *
+ * The nicknames are in a hash per room, `${prefix}:names:${room}` (client →
+ * nickname), with the same expiry. The room's list is read with its count,
+ * in one script that looks up the nicknames of the clients within the
+ * window and returns the first `limits.maxPeopleListed` in sort order: the
+ * list never carries more than that across the network, whatever the room's
+ * size. (The script reads every member of the window: O(n) in Redis, once
+ * per room per cache period and process. A client that stops polling leaves
+ * its hash field behind until the hash expires with the room, so the hash
+ * is as large as the room's distinct clients within one idle window.)
+ *
  * While Redis does not answer (`health` says down) a sync fails at once, and
  * one that gets no answer within the deadline fails then: the count falls
  * back to this process's clients (`SharedPresence`), and no sync waits on a
@@ -19,9 +29,31 @@
  * period absorbs.
  */
 import type { Redis } from 'ioredis';
+import { DEFAULT_NICKNAME, limits } from '../../protocol/protocol.ts';
 import { type RedisHealth, RedisTimeoutError, withDeadline } from '../bus/redis-health.ts';
 import type { Log } from '../core/log.ts';
-import { type PresenceBatch, SharedPresence } from './shared-presence.ts';
+import { type PresenceBatch, SharedPresence, type SharedRoom } from './shared-presence.ts';
+
+/**
+ * KEYS: the room's sorted set and its names hash; ARGV: the window's start,
+ * the default nickname, how many to return. The first nicknames in byte
+ * order (each process sorts them again, people.ts). HMGET in chunks: Lua's
+ * `unpack` takes a few thousand values at most.
+ */
+const LIST_SCRIPT = `
+local clients = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')
+local names = {}
+for i = 1, #clients, 1000 do
+  local chunk = {}
+  for j = i, math.min(i + 999, #clients) do chunk[#chunk + 1] = clients[j] end
+  local got = redis.call('HMGET', KEYS[2], unpack(chunk))
+  for j = 1, #got do names[#names + 1] = got[j] or ARGV[2] end
+end
+table.sort(names)
+local first = {}
+for i = 1, math.min(#names, tonumber(ARGV[3])) do first[i] = names[i] end
+return first
+`;
 
 export interface RedisPresenceOptions {
   /** `REDIS_PREFIX`: keys are `${prefix}:online:${room}`. */
@@ -36,28 +68,47 @@ export interface RedisPresenceOptions {
 /** `redis` is a normal (not subscriber) connection; the bus's publisher does. */
 export function createRedisPresence(redis: Redis, options: RedisPresenceOptions): SharedPresence {
   const key = (room: string) => `${options.prefix}:online:${room}`;
+  const namesKey = (room: string) => `${options.prefix}:names:${room}`;
 
   const { health } = options;
 
-  async function sync(batch: PresenceBatch): Promise<Map<string, number>> {
+  async function sync(batch: PresenceBatch): Promise<Map<string, SharedRoom>> {
     if (health && !health.up) throw new RedisTimeoutError('redis presence: Redis does not answer');
     const now = Date.now();
     const oldest = now - options.windowMs;
     const pipeline = redis.pipeline();
-    const touched = new Map<string, Array<number | string>>();
-    for (const [room, client] of batch.touches) {
-      const members = touched.get(room) ?? [];
-      if (members.length === 0) touched.set(room, members);
-      members.push(now, client);
+    const touched = new Map<string, { members: Array<number | string>; names: string[] }>();
+    for (const [room, client, nickname] of batch.touches) {
+      let entry = touched.get(room);
+      if (!entry) {
+        entry = { members: [], names: [] };
+        touched.set(room, entry);
+      }
+      entry.members.push(now, client);
+      entry.names.push(client, nickname ?? DEFAULT_NICKNAME);
     }
-    for (const [room, members] of touched) {
+    for (const [room, { members, names }] of touched) {
       pipeline.zadd(key(room), ...members);
       pipeline.pexpire(key(room), options.windowMs);
+      pipeline.hset(namesKey(room), ...names);
+      pipeline.pexpire(namesKey(room), options.windowMs);
     }
-    for (const [room, client] of batch.leaves) pipeline.zrem(key(room), client);
+    for (const [room, client] of batch.leaves) {
+      pipeline.zrem(key(room), client);
+      pipeline.hdel(namesKey(room), client);
+    }
     for (const room of batch.rooms) {
       pipeline.zremrangebyscore(key(room), '-inf', `(${oldest}`);
       pipeline.zcount(key(room), oldest, '+inf');
+      pipeline.eval(
+        LIST_SCRIPT,
+        2,
+        key(room),
+        namesKey(room),
+        oldest,
+        DEFAULT_NICKNAME,
+        limits.maxPeopleListed,
+      );
     }
     const exec = pipeline.exec();
     let results: Awaited<typeof exec>;
@@ -69,9 +120,20 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
     }
     results ??= [];
     for (const [error] of results) if (error) throw error;
-    // The counts are the last result of each room's pair, in `batch.rooms` order.
-    const counts = results.slice(results.length - batch.rooms.length * 2);
-    return new Map(batch.rooms.map((room, i) => [room, Number(counts[2 * i + 1]?.[1] ?? 0)]));
+    // Each room's count and list are the last two results of its three, in `batch.rooms` order.
+    const rooms = results.slice(results.length - batch.rooms.length * 3);
+    return new Map(
+      batch.rooms.map((room, i): [string, SharedRoom] => {
+        const names = rooms[3 * i + 2]?.[1];
+        return [
+          room,
+          {
+            count: Number(rooms[3 * i + 1]?.[1] ?? 0),
+            names: Array.isArray(names) ? names.map(String) : [],
+          },
+        ];
+      }),
+    );
   }
 
   return new SharedPresence(sync, {

@@ -16,14 +16,23 @@
  * reached (Redis down), a cache older than `staleMs` is dropped and the count
  * falls back to this process's own clients until it is back.
  */
+
+import type { People } from '../../protocol/protocol.ts';
 import type { PresenceBatch } from '../bus/cluster-ipc.ts';
 import type { Log } from '../core/log.ts';
+import { peopleOf } from './people.ts';
 import { LocalPresence, type Presence } from './presence.ts';
 
 export type { PresenceBatch };
 
-/** Applies a batch to the shared view; resolves with the count of each room in `batch.rooms`. */
-export type PresenceSync = (batch: PresenceBatch) => Promise<Map<string, number>>;
+/** A room in the shared view: its count, and its first nicknames in list order (people.ts). */
+export interface SharedRoom {
+  count: number;
+  names: string[];
+}
+
+/** Applies a batch to the shared view; resolves with each room of `batch.rooms`. */
+export type PresenceSync = (batch: PresenceBatch) => Promise<Map<string, SharedRoom>>;
 
 export interface SharedPresenceOptions {
   /** Poll timeout plus grace: how long a client counts after its last poll. */
@@ -49,6 +58,7 @@ export interface SharedPresenceOptions {
 
 interface CachedCount {
   value: number;
+  names: string[];
   at: number;
 }
 
@@ -62,11 +72,13 @@ export class SharedPresence implements Presence {
   readonly #log: Log;
   readonly #name: string;
   readonly #release: () => void;
-  /** `room\0client` → [room, client]: a client touched twice in one batch is sent once. */
-  #touches = new Map<string, [string, string]>();
+  /** `room\0client` → [room, client, nickname?]: a client touched twice in one batch is sent once. */
+  #touches = new Map<string, PresenceBatch['touches'][number]>();
   #leaves = new Map<string, [string, string]>();
   #wanted = new Set<string>();
   readonly #counts = new Map<string, CachedCount>();
+  /** The last list built per room, kept while what it was built from stays the same. */
+  readonly #lists = new Map<string, { from: string[]; online: number; people: People }>();
   #timer: NodeJS.Timeout | undefined;
   #syncing = false;
   #failing = false;
@@ -84,11 +96,11 @@ export class SharedPresence implements Presence {
     this.#release = options.release ?? (() => {});
   }
 
-  touch(room: string, client: string): boolean {
-    const fresh = this.#local.touch(room, client);
+  touch(room: string, client: string, nickname?: string): boolean {
+    const fresh = this.#local.touch(room, client, nickname);
     const key = `${room}\0${client}`;
     this.#leaves.delete(key);
-    this.#touches.set(key, [room, client]);
+    this.#touches.set(key, nickname === undefined ? [room, client] : [room, client, nickname]);
     this.#schedule();
     return fresh;
   }
@@ -111,6 +123,22 @@ export class SharedPresence implements Presence {
     }
     const usableFor = this.#failing ? this.#staleMs : this.#windowMs;
     return cached && age < usableFor ? Math.max(local, cached.value) : local;
+  }
+
+  /**
+   * The shared view's list while its count is used, else this process's
+   * own: the same rules as `count`, so the list and the count agree.
+   */
+  people(room: string): People {
+    const online = this.count(room);
+    const cached = this.#counts.get(room);
+    const usableFor = this.#failing ? this.#staleMs : this.#windowMs;
+    if (!cached || Date.now() - cached.at >= usableFor) return this.#local.people(room);
+    const built = this.#lists.get(room);
+    if (built && built.from === cached.names && built.online === online) return built.people;
+    const people = peopleOf(cached.names, online);
+    this.#lists.set(room, { from: cached.names, online, people });
+    return people;
   }
 
   async close(): Promise<void> {
@@ -146,7 +174,9 @@ export class SharedPresence implements Presence {
     try {
       const counts = await this.#sync({ touches, leaves, rooms: [...rooms] });
       const at = Date.now();
-      for (const [room, value] of counts) this.#counts.set(room, { value, at });
+      for (const [room, { count, names }] of counts) {
+        this.#counts.set(room, { value: count, names, at });
+      }
       if (this.#failing) this.#log('info', `${this.#name}: shared counts are back`);
       this.#failing = false;
     } catch (error) {
@@ -169,6 +199,10 @@ export class SharedPresence implements Presence {
 
   #forgetStale(): void {
     const oldest = Date.now() - (this.#failing ? this.#staleMs : this.#windowMs);
-    for (const [room, cached] of this.#counts) if (cached.at < oldest) this.#counts.delete(room);
+    for (const [room, cached] of this.#counts) {
+      if (cached.at >= oldest) continue;
+      this.#counts.delete(room);
+      this.#lists.delete(room);
+    }
   }
 }

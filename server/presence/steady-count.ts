@@ -10,10 +10,16 @@
  * a churning one wakes its polls at most once per `changeMs`, and then
  * shows the count as it is at that moment.
  *
+ * The list of names (`people()`) is held by the same bucket: a join changes
+ * both at one token, and a rename or a change of the listed names alone
+ * spends one too, so a churning room's list does not wake its polls more
+ * often than its count would.
+ *
  * Wraps any presence (local, cluster, Redis): touches and leaves go through
- * as they are; only `count()` is held. Bounded: at most `maxRooms` rooms are
+ * as they are; only `count()` and `people()` are held. Bounded: at most `maxRooms` rooms are
  * kept (the least recently read is dropped, and starts afresh).
  */
+import type { People } from '../../protocol/protocol.ts';
 import type { Presence } from './presence.ts';
 
 export interface SteadyCountOptions {
@@ -26,6 +32,8 @@ export interface SteadyCountOptions {
 
 interface Shown {
   value: number;
+  /** The list shown with it; undefined until asked. */
+  people: People | undefined;
   tokens: number;
   at: number;
 }
@@ -42,8 +50,8 @@ export class SteadyCount implements Presence {
     this.#now = options.now ?? Date.now;
   }
 
-  touch(room: string, client: string): boolean {
-    return this.#inner.touch(room, client);
+  touch(room: string, client: string, nickname?: string): boolean {
+    return this.#inner.touch(room, client, nickname);
   }
 
   leave(room: string, client: string): void {
@@ -58,18 +66,40 @@ export class SteadyCount implements Presence {
     let shown = this.#rooms.get(room);
     if (shown) this.#rooms.delete(room);
     else {
-      shown = { value, tokens: burst, at: now };
+      shown = { value, people: undefined, tokens: burst, at: now };
       if (this.#rooms.size >= maxRooms)
         this.#rooms.delete(this.#rooms.keys().next().value as string);
     }
     this.#rooms.set(room, shown);
     if (shown.value === value) return value;
+    if (!this.#spend(shown, now)) return shown.value;
+    shown.value = value;
+    // The list changes with the count, at the same token.
+    if (shown.people !== undefined) shown.people = this.#inner.people(room);
+    return value;
+  }
+
+  people(room: string): People {
+    this.count(room);
+    const list = this.#inner.people(room);
+    const shown = this.#rooms.get(room);
+    if (!shown || this.#options.changeMs === 0) return list;
+    if (shown.people === undefined || shown.people.version === list.version) {
+      shown.people = list;
+      return list;
+    }
+    if (this.#spend(shown, this.#now())) shown.people = list;
+    return shown.people;
+  }
+
+  /** Takes a token from the room's bucket, if it has one. */
+  #spend(shown: Shown, now: number): boolean {
+    const { burst, changeMs } = this.#options;
     shown.tokens = Math.min(burst, shown.tokens + (now - shown.at) / changeMs);
     shown.at = now;
-    if (shown.tokens < 1) return shown.value;
+    if (shown.tokens < 1) return false;
     shown.tokens -= 1;
-    shown.value = value;
-    return value;
+    return true;
   }
 
   close(): Promise<void> {

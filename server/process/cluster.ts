@@ -126,7 +126,7 @@ export function runPrimary(
 
   function onWorkerMessage(from: Worker, raw: unknown): void {
     if (!isChatIpc(raw)) return;
-    if (raw.lpchat === 'message') {
+    if (raw.lpchat === 'message' || raw.lpchat === 'event') {
       for (const slot of slots) {
         if (slot.worker && slot.worker !== from) sendIpc(slot.worker, raw);
       }

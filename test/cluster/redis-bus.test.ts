@@ -4,6 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { BusEvent } from '../../server/bus/bus.ts';
 import { RedisBus } from '../../server/bus/redis-bus.ts';
 import { createRedisPresence } from '../../server/presence/redis-presence.ts';
 import type { Message } from '../../server/store/store.ts';
@@ -65,6 +66,55 @@ describeWith(needs.service('REDIS_URL'), 'RedisBus', () => {
     one.bus.publish(message(3));
     await until(() => two.heard.length > before, 'the real message');
     expect(two.heard.slice(before).map((m) => m.id)).toEqual([3]);
+  });
+});
+
+describeWith(needs.service('REDIS_URL'), 'RedisBus events (someone types)', () => {
+  const connections: Redis[] = [];
+  const channel = `${uniquePrefix()}:messages`;
+  afterAll(async () => {
+    await Promise.all(connections.map((c) => c.quit().catch(() => {})));
+  });
+  const openBus = async () => {
+    // The publisher as the server opens it (redis-connections.ts): no offline queue.
+    const publisher = new Redis(redisUrl!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    const subscriber = new Redis(redisUrl!);
+    connections.push(publisher, subscriber);
+    const bus = new RedisBus(publisher, subscriber, { channel });
+    await bus.ready();
+    const events: BusEvent[] = [];
+    const messages: Message[] = [];
+    bus.onEvent((event) => events.push(event));
+    bus.onMessage((m) => messages.push(m));
+    return { bus, publisher, events, messages };
+  };
+  const typing = (client: string): BusEvent => ({
+    kind: 'typing',
+    room: 'main',
+    client,
+    nickname: 'Ann',
+  });
+
+  it('carries an event to the other servers, apart from the messages', async () => {
+    const [one, two] = await Promise.all([openBus(), openBus()]);
+    one.bus.publishEvent(typing('client-one'));
+    await until(() => two.events.length === 1, 'the event');
+    expect(two.events).toEqual([typing('client-one')]);
+    expect(two.messages).toEqual([]);
+    expect(one.events).toEqual([]);
+    await Promise.all([one.bus.close(), two.bus.close()]);
+  });
+
+  it('drops an event while it cannot publish, and never sends it later', async () => {
+    const [one, two] = await Promise.all([openBus(), openBus()]);
+    one.publisher.disconnect(true); // reconnects by itself
+    one.bus.publishEvent(typing('client-dropped'));
+    await new Promise<void>((resolve) => one.publisher.once('ready', () => resolve()));
+    one.bus.publishEvent(typing('client-after'));
+    // One channel, in order: had the first been queued, it would come first.
+    await until(() => two.events.length >= 1, 'the event after the outage');
+    expect(two.events.map((e) => e.client)).toEqual(['client-after']);
+    await Promise.all([one.bus.close(), two.bus.close()]);
   });
 });
 

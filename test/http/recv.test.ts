@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
+import { peopleOf } from '../../server/presence/people.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { SqliteStore } from '../../server/store/sqlite-store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
@@ -281,7 +283,12 @@ describe('GET /recv', () => {
       chat = await startTestChat({ pollTimeoutMs: 60_000 });
       await chat.send({ text: 'hello' });
       const first = await chat.recv('since=1&client=new-client');
-      expect(first).toEqual({ messages: [], cursor: 1, online: 1 });
+      expect(first).toEqual({
+        messages: [],
+        cursor: 1,
+        online: 1,
+        people: peopleOf([DEFAULT_NICKNAME], 1),
+      });
       const second = chat.recv('since=1&client=new-client');
       await until(() => chat.hub.waiting === 1, 'the second poll to wait');
       await chat.send({ text: 'and now?' });
@@ -299,7 +306,12 @@ describe('GET /recv', () => {
       clock.advance(2_999);
       expect(chat.hub.waiting).toBe(1);
       clock.advance(1);
-      expect(await waiting).toEqual({ messages: [], cursor: 0, online: 2 });
+      expect(await waiting).toEqual({
+        messages: [],
+        cursor: 0,
+        online: 2,
+        people: peopleOf([DEFAULT_NICKNAME, DEFAULT_NICKNAME], 2),
+      });
     });
 
     it('rises when a client polls and falls when it leaves', async () => {

@@ -89,6 +89,8 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   storePollMs: defaults.storePollMs,
   maxRooms: defaults.maxRooms,
   roomIdleMs: defaults.roomIdleMs,
+  typingWakeMs: defaults.typingWakeMs,
+  typingTtlMs: defaults.typingTtlMs,
   ...overrides,
 });
 

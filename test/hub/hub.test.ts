@@ -2,9 +2,12 @@
  * The hub on its own (server/hub/hub.ts): no socket, no server, and the
  * clock is vitest's fake timers, so a 25 s poll timeout takes no time.
  */
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
 import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
+import { peopleOf } from '../../server/presence/people.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import {
@@ -140,7 +143,13 @@ describe('Hub.poll', () => {
       const { hub, presence } = createTestHub();
       const first = new TestReply();
       await hub.poll('main', 0, 'client-one', first);
-      expect(first.answer).toEqual({ messages: [], cursor: 0, online: 1 });
+      // A poll with a client id and no `people=` gets the room's list too.
+      expect(first.answer).toEqual({
+        messages: [],
+        cursor: 0,
+        online: 1,
+        people: peopleOf([DEFAULT_NICKNAME], 1),
+      });
       const second = new TestReply();
       await hub.poll('main', 0, 'client-one', second);
       expect(second.answered).toBe(false);
@@ -187,7 +196,12 @@ describe('Hub.poll', () => {
       await hub.poll('main', 0, 'client-two', new TestReply()); // a join
       expect(waiting.answered).toBe(false);
       await vi.advanceTimersByTimeAsync(1_000);
-      expect(waiting.answer).toEqual({ messages: [], cursor: 0, online: 2 });
+      expect(waiting.answer).toEqual({
+        messages: [],
+        cursor: 0,
+        online: 2,
+        people: peopleOf([DEFAULT_NICKNAME, DEFAULT_NICKNAME], 2),
+      });
       expect(ended.at(-1)?.outcome).toBe('presence');
     });
 

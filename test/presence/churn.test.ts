@@ -115,4 +115,26 @@ describe('SteadyCount', () => {
     steady.touch('r', 'd');
     expect(steady.count('r')).toBe(3);
   });
+
+  it('holds the list of names with the count, renames included, on the same tokens', () => {
+    let now = 0;
+    const inner = new LocalPresence(60_000, () => now);
+    const steady = new SteadyCount(inner, {
+      burst: 1,
+      changeMs: 1_000,
+      maxRooms: 10,
+      now: () => now,
+    });
+    steady.touch('r', 'client-a', 'Ann');
+    expect(steady.people('r').names).toEqual(['Ann']);
+    steady.touch('r', 'client-a', 'Anna'); // a rename: the bucket's one token
+    expect(steady.people('r').names).toEqual(['Anna']);
+    steady.touch('r', 'client-a', 'Annie');
+    steady.touch('r', 'client-b', 'Bob');
+    expect(steady.people('r').names).toEqual(['Anna']); // held
+    expect(steady.count('r')).toBe(1);
+    now += 1_000;
+    expect(steady.count('r')).toBe(2);
+    expect(steady.people('r').names).toEqual(['Annie', 'Bob']);
+  });
 });

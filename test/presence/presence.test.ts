@@ -1,5 +1,7 @@
 /** `LocalPresence`: the online count of one process, with a clock the tests control. */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
+import { peopleOf } from '../../server/presence/people.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
 
 describe('LocalPresence', () => {
@@ -44,6 +46,47 @@ describe('LocalPresence', () => {
       const presence = new LocalPresence(60_000, () => 0, 500);
       for (let i = 0; i < 50_000; i += 1) presence.touch(`room-${i}`, `client-${i}`);
       expect(presence.rooms).toBeLessThanOrEqual(501);
+    });
+  });
+
+  describe('people', () => {
+    it('lists each client under its last nickname, sorted, Anonymous without one', () => {
+      const presence = new LocalPresence(60_000);
+      presence.touch('main', 'tab-1', 'Zoe');
+      presence.touch('main', 'tab-2');
+      presence.touch('main', 'tab-3', 'Ann');
+      expect(presence.people('main')).toEqual(peopleOf(['Ann', DEFAULT_NICKNAME, 'Zoe'], 3));
+      expect(presence.people('main').names).toEqual(['Ann', DEFAULT_NICKNAME, 'Zoe']);
+    });
+
+    it('changes version when someone comes, renames, leaves or expires, and not otherwise', () => {
+      let now = 1_000;
+      const presence = new LocalPresence(100, () => now);
+      presence.touch('main', 'tab-1', 'Ann');
+      const one = presence.people('main').version;
+      presence.touch('main', 'tab-1', 'Ann');
+      expect(presence.people('main').version).toBe(one);
+      presence.touch('main', 'tab-2', 'Bob');
+      const two = presence.people('main').version;
+      expect(two).not.toBe(one);
+      presence.touch('main', 'tab-2', 'Robert');
+      expect(presence.people('main').version).not.toBe(two);
+      presence.leave('main', 'tab-2');
+      expect(presence.people('main').version).toBe(one);
+      now += 60;
+      presence.touch('main', 'tab-3', 'Cy');
+      now += 60; // Ann falls out of the window
+      expect(presence.people('main')).toEqual(peopleOf(['Cy'], 1));
+    });
+
+    it('gives the same version for the same list, whatever the order of arrival', () => {
+      const a = new LocalPresence(60_000);
+      const b = new LocalPresence(60_000);
+      a.touch('main', 'tab-1', 'Ann');
+      a.touch('main', 'tab-2', 'Bob');
+      b.touch('main', 'tab-9', 'Bob');
+      b.touch('main', 'tab-8', 'Ann');
+      expect(a.people('main').version).toBe(b.people('main').version);
     });
   });
 });

@@ -22,7 +22,8 @@ function sharedView(windowMs: number) {
       async (batch) => {
         syncs += 1;
         if (!reachable) throw new Error('the shared view is unreachable');
-        return new Map(servePresence(primary, batch));
+        const rooms = servePresence(primary, batch);
+        return new Map(rooms.map(([room, count, names]) => [room, { count, names }]));
       },
       { windowMs, cacheMs: 20, batchMs: 1, staleMs: 200 },
     );
@@ -48,6 +49,17 @@ describe('SharedPresence', () => {
     b.touch('main', 'tab-on-b');
     await expect.poll(() => a.count('main')).toBe(2);
     await expect.poll(() => b.count('main')).toBe(2);
+  });
+
+  it("lists the other workers' clients under their nicknames after a sync", async () => {
+    const view = sharedView(60_000);
+    const a = view.worker();
+    const b = view.worker();
+    a.touch('main', 'tab-on-a', 'Ann');
+    b.touch('main', 'tab-on-b', 'Bob');
+    await expect.poll(() => a.people('main').names).toEqual(['Ann', 'Bob']);
+    await expect.poll(() => b.people('main').names).toEqual(['Ann', 'Bob']);
+    expect(a.people('main').version).toBe(b.people('main').version);
   });
 
   it('drops a leaving client from every count', async () => {

@@ -1,0 +1,35 @@
+/**
+ * `npm run bench:typing [-- --clients=10000 --window=15]`: three people
+ * typing in a room of N waiting polls (bench/scenarios/typing.ts). Prints the
+ * wakes (at most one per 2.5 s expected), the gaps between two wakes of a
+ * poll, and their CPU cost; exits 1 when the median gap is under 2 s. The chat runs
+ * from the build (`dist/`) with the in-memory store; traffic stays on
+ * 127.0.0.1.
+ */
+import { chatSpec, startServer } from './lib/servers.ts';
+import { typingInBigRoom } from './scenarios/typing.ts';
+
+const arg = (name: string, fallback: number) => {
+  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return found ? Number(found.slice(name.length + 3)) : fallback;
+};
+const clients = arg('clients', 10_000);
+const windowMs = arg('window', 15) * 1_000;
+
+const spec = chatSpec('chat', 'chat (memory store)', { databaseUrl: 'memory:' });
+const server = await startServer({ ...spec, env: { ...spec.env, TYPING_RATE: '0' } });
+try {
+  const run = await typingInBigRoom(server, { clients, windowMs });
+  console.log(JSON.stringify(run, null, 2));
+  console.log(
+    `${run.typists} typing among ${run.clients} waiting polls for ${run.windowMs / 1000} s: ` +
+      `${run.posted} POST /typing, ${run.wakes} wakes (gap median ${run.medianGapMs ?? '–'} ms, ` +
+      `shortest ${run.shortestGapMs ?? '–'} ms as the clients read them), ` +
+      `${run.answeredPerWake} polls answered per wake; server CPU ${run.cpuSeconds} s ` +
+      `(${run.idleCpuSeconds} s with nobody typing): ${run.cpuMsPerWake} ms per wake, ` +
+      `${run.cpuUsPerAnswer} µs per answered poll`,
+  );
+  if (run.medianGapMs !== undefined && run.medianGapMs < 2_000) process.exitCode = 1;
+} finally {
+  await server.stop();
+}

@@ -1,0 +1,102 @@
+/**
+ * Who is here and who is typing (issue 21): two browsers, each its own
+ * context, against the real server (production build). The test server's
+ * timings (`chat-server.ts`): polls of 4 s, a presence grace of 1 s, joins
+ * and leaves told within PRESENCE_NOTIFY_MS (3 s), a typist counted 3 s
+ * after their last `POST /typing`.
+ */
+import type { TypingFields } from '../protocol/protocol.ts';
+import type { ChatPage } from './chat-page.ts';
+import { expect, serverDownErrors, test } from './fixtures.ts';
+
+/** Opens a page and gives it a nickname, which its next poll carries. */
+async function person(open: () => Promise<ChatPage>, nickname: string): Promise<ChatPage> {
+  const page = await open();
+  await page.nickname.fill(nickname);
+  return page;
+}
+
+test.describe('who is here', () => {
+  test("each browser's list shows both nicknames, and a closed browser leaves it", async ({
+    openChat,
+  }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(ann.people).toHaveText('Here: Ann and Bob');
+
+    // Closing the browser closes its waiting poll: gone within the presence
+    // window (the 4 s poll plus the 1 s grace), here at the next notice (3 s).
+    await bob.page.context().close();
+    await expect(ann.people.locator('.person')).toHaveText(['Ann'], { timeout: 5_000 });
+  });
+
+  test('shows nicknames as text, never as markup', async ({ openChat }) => {
+    const ann = await person(openChat, 'Ann');
+    await person(openChat, '<b>Bob</b>');
+    await expect(ann.people.locator('.person')).toHaveText(['<b>Bob</b>', 'Ann']);
+    await expect(ann.people.locator('b')).toHaveCount(0);
+  });
+
+  test('hides the list while reconnecting, and gets it whole again once back', async ({
+    openChat,
+    server,
+    allowConsoleErrors,
+  }) => {
+    allowConsoleErrors(...serverDownErrors);
+    const ann = await person(openChat, 'Ann');
+    await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    // The next poll says which list it holds, so the server need not send it again.
+    await ann.page.waitForRequest((request) => /[?&]people=\d+/.test(request.url()));
+
+    await server.stop();
+    await expect(ann.status).toHaveText('reconnecting…');
+    await expect(ann.people).toBeHidden();
+    await server.start();
+    await expect(ann.status).toHaveText('connected');
+    // A restarted server knows nobody's version: the page asks without one and gets it all.
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+  });
+});
+
+test.describe('who is typing', () => {
+  test('"Ann is typing…" shows in the other browser within 1 s, never in her own, and goes within 5 s', async ({
+    openChat,
+    room,
+  }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    // Both lists settled: both pages' polls wait, and both pages know the server speaks of people.
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+
+    const told: TypingFields[] = [];
+    ann.page.on('request', (request) => {
+      if (request.url().endsWith('/typing')) told.push(request.postDataJSON() as TypingFields);
+    });
+    await ann.message.pressSequentially('hello', { delay: 30 });
+    await expect(bob.typing).toHaveText('Ann is typing…', { timeout: 1_000 });
+    await expect(ann.typing).toHaveText('');
+    // One notice for the burst of keystrokes, saying who and where.
+    expect(told).toEqual([
+      { room, client: expect.stringMatching(/^[A-Za-z0-9_-]{8,64}$/), nickname: 'Ann' },
+    ]);
+
+    // Ann stops: the line goes within 5 s.
+    await expect(bob.typing).toHaveText('', { timeout: 5_000 });
+  });
+
+  test('stores nothing: the message list stays as it was', async ({ openChat }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await ann.send('a real message');
+    await expect(bob.texts).toHaveText(['a real message']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await ann.message.pressSequentially('draft', { delay: 30 });
+    await expect(bob.typing).toHaveText('Ann is typing…');
+    await bob.page.reload();
+    await expect(bob.texts).toHaveText(['a real message']);
+  });
+});

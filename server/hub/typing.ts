@@ -1,0 +1,123 @@
+/**
+ * Who is typing, per room: an ephemeral event, never stored (docs/design.md,
+ * "Who is here and who types"; docs/long-polling.md, "Ephemeral events").
+ *
+ * - `typed(room, client, nickname)`: someone types (their own `POST /typing`
+ *   here, or another process's, from the bus). They count as typing for
+ *   `ttlMs` after the last one.
+ * - The room's waiting polls are woken (`wake`) with everyone typing there,
+ *   at most once every `wakeMs`, however many type: a typist who starts
+ *   while the room was woken less than `wakeMs` ago is told with the next
+ *   wake. A typist who stops is told too, by the wake after they expire, so
+ *   the pages drop them at once (an answer woken for typing alone names
+ *   everyone still typing).
+ * - A room is forgotten once nobody types and its last wake is `wakeMs`
+ *   old: what is held is bounded by who typed within the last few seconds.
+ */
+import type { Typist } from '../../protocol/protocol.ts';
+import type { Clock, Timer } from './clock.ts';
+
+export interface TypingOptions {
+  clock: Clock;
+  /** A room's polls are woken for typing at most this often (ms). */
+  wakeMs: number;
+  /** A typist counts this long after their last event (ms). */
+  ttlMs: number;
+  /** Wakes the room's waiting polls with its typists (`Waiters.wake`). */
+  wake(room: string, typists: readonly Typist[]): void;
+}
+
+interface TypingRoom {
+  /** By client id, in the order they started: the first named stays first. */
+  typists: Map<string, { nickname: string; until: number }>;
+  lastWake: number;
+  /** Something changed that the room's polls were not told yet. */
+  owed: boolean;
+  timer: Timer | undefined;
+}
+
+export class Typing {
+  readonly #rooms = new Map<string, TypingRoom>();
+  readonly #options: TypingOptions;
+
+  constructor(options: TypingOptions) {
+    this.#options = options;
+  }
+
+  /** Rooms where someone typed lately (for tests). */
+  get rooms(): number {
+    return this.#rooms.size;
+  }
+
+  typed(name: string, client: string, nickname: string): void {
+    const { clock, ttlMs } = this.#options;
+    let room = this.#rooms.get(name);
+    if (!room) {
+      room = {
+        typists: new Map(),
+        lastWake: Number.NEGATIVE_INFINITY,
+        owed: false,
+        timer: undefined,
+      };
+      this.#rooms.set(name, room);
+    }
+    const typist = room.typists.get(client);
+    if (typist) {
+      typist.nickname = nickname;
+      typist.until = clock.now() + ttlMs;
+    } else room.typists.set(client, { nickname, until: clock.now() + ttlMs });
+    // Each one is news, even from someone already typing: a page shows a
+    // typist for a while after the last answer that named them, no longer.
+    room.owed = true;
+    this.#run(name, room);
+  }
+
+  /** Who types in `room` now. */
+  typists(name: string): Typist[] {
+    const room = this.#rooms.get(name);
+    if (!room) return [];
+    return [...room.typists].map(([client, { nickname }]) => ({ nickname, client }));
+  }
+
+  close(): void {
+    for (const room of this.#rooms.values()) this.#options.clock.clearTimeout(room.timer);
+    this.#rooms.clear();
+  }
+
+  /** Drops the expired, wakes the room if it owes a wake and may, then sets the next timer. */
+  #run(name: string, room: TypingRoom): void {
+    const { clock, wakeMs } = this.#options;
+    const now = clock.now();
+    for (const [client, { until }] of room.typists) {
+      if (until > now) continue;
+      room.typists.delete(client);
+      room.owed = true;
+    }
+    if (room.owed && now >= room.lastWake + wakeMs) {
+      room.owed = false;
+      room.lastWake = now;
+      this.#options.wake(name, this.typists(name));
+    }
+    this.#arm(name, room);
+  }
+
+  /** One timer per room: the next wake it may owe, or the next typist to expire. */
+  #arm(name: string, room: TypingRoom): void {
+    const { clock, wakeMs } = this.#options;
+    clock.clearTimeout(room.timer);
+    room.timer = undefined;
+    const free = room.lastWake + wakeMs;
+    let at = room.owed ? free : Number.POSITIVE_INFINITY;
+    for (const { until } of room.typists.values()) at = Math.min(at, until);
+    const now = clock.now();
+    if (at === Number.POSITIVE_INFINITY) {
+      if (now >= free) {
+        this.#rooms.delete(name);
+        return;
+      }
+      at = free;
+    }
+    room.timer = clock.setTimeout(() => this.#run(name, room), Math.max(0, at - now));
+    room.timer.unref?.();
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * `POST /typing` and the who-is-here fields of `GET /recv`, over real HTTP
+ * on loopback. The hub runs on a manual clock where the typing wakes' pace
+ * is checked, so no test waits out the 2–3 s between two wakes.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_NICKNAME, type RecvAnswer } from '../../protocol/protocol.ts';
+import { peopleOf } from '../../server/presence/people.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
+
+let chat: TestChat;
+afterEach(async () => {
+  await chat?.close();
+});
+
+const ANN = { room: 'main', client: 'client-ann', nickname: 'Ann' };
+
+function form(fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return chat.get('/typing', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+/**
+ * A client's first poll (answered at once), then its next one, with the
+ * list's version: resolves once that one waits, with its answer to come.
+ */
+async function waitingPoll(
+  client: string,
+  cursor = 0,
+  nickname = 'Zed',
+): Promise<{ answer: Promise<RecvAnswer> }> {
+  const first = await chat.recv(`since=${cursor}&client=${client}&nickname=${nickname}`);
+  const waiters = chat.hub.waiting;
+  const answer = chat.recv(
+    `since=${cursor}&client=${client}&nickname=${nickname}&people=${first.people?.version}`,
+  );
+  await until(() => chat.hub.waiting === waiters + 1, 'the poll to wait');
+  return { answer };
+}
+
+describe('POST /typing', () => {
+  describe('when a poll waits in the room', () => {
+    it('answers it with the typist, the cursor unchanged, typingOnly', async () => {
+      chat = await startTestChat();
+      const hello = await chat.send({ text: 'hello' });
+      const poll = await waitingPoll('client-zed', hello.id);
+      const posted = await chat.post('/typing', ANN);
+      expect(posted.status).toBe(200);
+      expect(await posted.json()).toEqual({ status: 'ok' });
+      const answer = await poll.answer;
+      expect(answer).toMatchObject({
+        messages: [],
+        cursor: hello.id,
+        typing: [{ nickname: 'Ann', client: 'client-ann' }],
+        typingOnly: true,
+      });
+    });
+
+    it('takes a form too, and a typist without a nickname is Anonymous', async () => {
+      chat = await startTestChat();
+      const poll = await waitingPoll('client-zed');
+      expect((await form({ client: 'client-ann' })).status).toBe(200);
+      expect((await poll.answer).typing).toEqual([
+        { nickname: DEFAULT_NICKNAME, client: 'client-ann' },
+      ]);
+    });
+  });
+
+  describe('a typing event', () => {
+    it('stores nothing: /history is unchanged and ids stay dense', async () => {
+      chat = await startTestChat();
+      const first = await chat.send({ text: 'one' });
+      const before = await (await chat.get('/history')).json();
+      for (let i = 0; i < 3; i += 1) expect((await chat.post('/typing', ANN)).status).toBe(200);
+      expect(await (await chat.get('/history')).json()).toEqual(before);
+      const second = await chat.send({ text: 'two' });
+      expect(second.id).toBe(first.id + 1);
+    });
+
+    it('leaves the 2011 poll (no since) waiting, then it gets the next message', async () => {
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 60_000, typingWakeMs: 2_500 }, { clock });
+      const old = chat.recv('');
+      await until(() => chat.hub.waiting === 1, 'the 2011 poll to wait');
+      for (let i = 0; i < 3; i += 1) {
+        expect((await chat.post('/typing', { ...ANN, client: `client-ann-${i}` })).status).toBe(
+          200,
+        );
+        clock.advance(2_500);
+      }
+      expect(chat.hub.waiting).toBe(1);
+      const hi = await chat.send({ text: 'hi' });
+      const answer = await old;
+      expect(answer.messages).toEqual([hi.message]);
+      expect(answer).not.toHaveProperty('typing');
+    });
+  });
+
+  describe('a flood from one address', () => {
+    it('gets 429 typing_rate_limited past its own budget, and sends are still taken', async () => {
+      chat = await startTestChat({ typingRatePerSec: 1, typingBurst: 5, sendRatePerSec: 5 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i += 1) statuses.push((await chat.post('/typing', ANN)).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+      const refused = await chat.post('/typing', ANN);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+        'typing_rate_limited',
+      );
+      expect((await chat.post('/send', { text: 'still here' })).status).toBe(200);
+    });
+
+    it('wakes the room at most once per typingWakeMs', async () => {
+      const clock = new ManualClock();
+      chat = await startTestChat(
+        { pollTimeoutMs: 60_000, typingWakeMs: 2_500, typingBurst: 100 },
+        { clock },
+      );
+      const first = await waitingPoll('client-zed');
+      await chat.post('/typing', ANN);
+      expect((await first.answer).typingOnly).toBe(true);
+      const poll = chat.recv(
+        `since=0&client=client-zed&nickname=Zed&people=${peopleOf(['Zed'], 1).version}`,
+      );
+      await until(() => chat.hub.waiting === 1, 'the next poll to wait');
+      for (let i = 0; i < 20; i += 1)
+        await chat.post('/typing', { ...ANN, client: `client-${i}-xx` });
+      clock.advance(2_499);
+      expect(chat.hub.waiting).toBe(1);
+      clock.advance(1);
+      const woken = await poll;
+      expect(woken.typingOnly).toBe(true);
+      expect(woken.typing).toHaveLength(21);
+    });
+  });
+
+  describe('is refused', () => {
+    it('from another site, like a send', async () => {
+      chat = await startTestChat();
+      const res = await chat.post('/typing', ANN, {
+        headers: { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' },
+      });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('cross_site');
+    });
+
+    it('past the body limit, in another charset, or neither JSON nor a form, as a send is', async () => {
+      chat = await startTestChat();
+      const codeOf = async (res: Response) =>
+        ((await res.json()) as { error: { code: string } }).error.code;
+      const big = await chat.post('/typing', { ...ANN, nickname: 'x'.repeat(20_000) });
+      expect(big.status).toBe(413);
+      expect(await codeOf(big)).toBe('body_too_large');
+      const latin = await chat.get('/typing', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+        body: JSON.stringify(ANN),
+      });
+      expect(latin.status).toBe(415);
+      const text = await chat.get('/typing', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'typing',
+      });
+      expect(await codeOf(text)).toBe('unsupported_media_type');
+    });
+
+    it('without a client id, with a bad nickname, or a bad room', async () => {
+      chat = await startTestChat();
+      const code = async (body: unknown) =>
+        ((await (await chat.post('/typing', body)).json()) as { error: { code: string } }).error
+          .code;
+      expect(await code({ nickname: 'Ann' })).toBe('client_required');
+      expect(await code({ client: 'x' })).toBe('invalid_client');
+      expect(await code({ client: 'client-ann', nickname: 'Ann\u202Enimda' })).toBe(
+        'invalid_nickname',
+      );
+      expect(await code({ client: 'client-ann', room: 'Dev' })).toBe('invalid_room');
+      expect((await chat.get('/typing')).status).toBe(405);
+    });
+  });
+});
+
+describe('GET /recv, who is here', () => {
+  it('lists each client under its nickname, and a bad nickname as Anonymous, never refused', async () => {
+    chat = await startTestChat();
+    await chat.recv('since=0&client=client-ann&nickname=Ann');
+    const bob = await chat.recv(
+      `since=0&client=client-bob&nickname=${encodeURIComponent('Bob\u202E')}`,
+    );
+    expect(bob.people).toEqual(peopleOf(['Ann', DEFAULT_NICKNAME], 2));
+  });
+
+  it('sends the names only while the version sent back is not the room’s', async () => {
+    chat = await startTestChat();
+    await chat.send({ text: 'one' });
+    const first = await chat.recv('since=0&client=client-ann&nickname=Ann');
+    expect(first.people).toEqual(peopleOf(['Ann'], 1));
+    const again = await chat.recv(
+      `since=0&client=client-ann&nickname=Ann&people=${first.people!.version}`,
+    );
+    expect(again).not.toHaveProperty('people');
+    const stale = await chat.recv('since=0&client=client-ann&nickname=Ann&people=12345');
+    expect(stale.people).toEqual(first.people);
+  });
+});

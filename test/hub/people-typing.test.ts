@@ -1,0 +1,174 @@
+/**
+ * The hub's side of who is here and who types (issue 21), on fake timers:
+ * the list travels only to polls whose version is not the room's, and a
+ * room's polls are woken for typing at most every `typingWakeMs`.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
+import { peopleOf } from '../../server/presence/people.ts';
+import { createTestHub, nextTurn, stopTestHubs, TestReply, useFakeClock } from './fixture.ts';
+
+beforeEach(() => {
+  useFakeClock();
+});
+afterEach(() => {
+  stopTestHubs();
+  vi.useRealTimers();
+});
+
+/** A client's first poll (answered at once, with the list), then a poll that waits with its version. */
+async function join(
+  hub: ReturnType<typeof createTestHub>['hub'],
+  client: string,
+  nickname: string,
+  cursor = 0,
+): Promise<{ first: TestReply; waiting: TestReply }> {
+  const first = new TestReply();
+  await hub.poll('main', cursor, client, first, { nickname });
+  const version = first.answer.people?.version;
+  const waiting = new TestReply();
+  await hub.poll('main', cursor, client, waiting, { nickname, people: version });
+  return { first, waiting };
+}
+
+describe('who is here', () => {
+  it("answers a client's first poll with the room's list, and not again while it holds it", async () => {
+    const { hub, post } = createTestHub();
+    const { first, waiting } = await join(hub, 'client-ann', 'Ann');
+    expect(first.answer.people).toEqual(peopleOf(['Ann'], 1));
+    const hello = await post('hello');
+    await nextTurn();
+    expect(waiting.answer.messages.map((m) => m.id)).toEqual([hello.id]);
+    expect(waiting.answer).not.toHaveProperty('people');
+  });
+
+  it('sends the list again to the polls whose version it no longer is, sharing the bodies', async () => {
+    const { hub, post } = createTestHub();
+    const ann = await join(hub, 'client-ann', 'Ann');
+    const bob = await join(hub, 'client-bob', 'Bob');
+    // Bob joined after Ann's version: Ann holds an old list, Bob the current one.
+    const both = peopleOf(['Ann', 'Bob'], 2);
+    expect(bob.first.answer.people).toEqual(both);
+    const carol = new TestReply();
+    await hub.poll('main', 0, 'client-carol', carol, { nickname: 'Carol' });
+    const carolWaits = new TestReply();
+    await hub.poll('main', 0, 'client-carol', carolWaits, {
+      nickname: 'Carol',
+      people: carol.answer.people?.version,
+    });
+    await post('hi');
+    await nextTurn();
+    const three = peopleOf(['Ann', 'Bob', 'Carol'], 3);
+    expect(ann.waiting.answer.people).toEqual(three);
+    expect(bob.waiting.answer.people).toEqual(three);
+    expect(carolWaits.answer).not.toHaveProperty('people');
+    // Serialised once per delivery and kind of answer, not per poll.
+    expect(ann.waiting.json).toBe(bob.waiting.json);
+  });
+
+  it('wakes a poll holding an old version within presenceNotifyMs when someone renames', async () => {
+    const { hub } = createTestHub({ presenceNotifyMs: 1_000 });
+    const ann = await join(hub, 'client-ann', 'Ann');
+    const bob = await join(hub, 'client-bob', 'Bob');
+    await vi.advanceTimersByTimeAsync(1_000); // Ann hears of Bob
+    expect(ann.waiting.answer.people).toEqual(peopleOf(['Ann', 'Bob'], 2));
+    expect(bob.waiting.answered).toBe(false);
+    // Bob renames: same count, another list.
+    await hub.poll('main', 0, 'client-bob', new TestReply(), { nickname: 'Robert' });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(bob.waiting.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
+  });
+
+  it('caps the list at maxPeopleListed and counts the rest', async () => {
+    const { hub } = createTestHub();
+    for (let i = 0; i < 60; i += 1) {
+      await hub.poll('main', 0, `client-${String(i).padStart(4, '0')}`, new TestReply(), {
+        nickname: `N${String(i).padStart(2, '0')}`,
+      });
+    }
+    const last = new TestReply();
+    await hub.poll('main', 0, 'client-last', last);
+    const people = last.answer.people!;
+    expect(people.names).toHaveLength(50);
+    expect(people.names[0]).toBe(DEFAULT_NICKNAME);
+    expect(people.more).toBe(11);
+  });
+
+  it('never lists to a poll without a client id (the 2011 page, scripts)', async () => {
+    const { hub, post } = createTestHub();
+    await join(hub, 'client-ann', 'Ann');
+    const old = new TestReply();
+    await hub.poll('main', undefined, undefined, old);
+    await post('hi');
+    await nextTurn();
+    expect(Object.keys(old.answer)).toEqual(['messages', 'cursor', 'online']);
+  });
+});
+
+describe('who is typing', () => {
+  it('wakes the waiting polls with the typist, the cursor unchanged, and stores nothing', async () => {
+    const { hub, store, post, ended } = createTestHub();
+    const hello = await post('hello');
+    await nextTurn();
+    const { waiting } = await join(hub, 'client-bob', 'Bob', hello.id);
+    hub.typed('main', 'client-ann', 'Ann');
+    expect(waiting.answer).toEqual({
+      messages: [],
+      cursor: hello.id,
+      online: 1,
+      typing: [{ nickname: 'Ann', client: 'client-ann' }],
+      typingOnly: true,
+    });
+    expect(ended.at(-1)?.outcome).toBe('typing');
+    expect(await store.after('main', 0, 10)).toEqual([hello]);
+  });
+
+  it('leaves the 2011 poll (no cursor) waiting for a message', async () => {
+    const { hub, post, waiting } = createTestHub({ typingWakeMs: 2_500 });
+    const old = await waiting(undefined);
+    for (let i = 0; i < 4; i += 1) {
+      hub.typed('main', 'client-ann', 'Ann');
+      await vi.advanceTimersByTimeAsync(2_500);
+    }
+    expect(old.answered).toBe(false);
+    const hi = await post('hi');
+    await nextTurn();
+    expect(old.answer.messages).toEqual([hi]);
+  });
+
+  it('wakes a room at most once per typingWakeMs however many type, naming them all', async () => {
+    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
+    await join(hub, 'client-zed', 'Zed');
+    const poll = async () => {
+      const reply = new TestReply();
+      await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+      return reply;
+    };
+    let reply = await poll();
+    hub.typed('main', 'client-ann', 'Ann');
+    expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Ann']);
+    reply = await poll();
+    hub.typed('main', 'client-bob', 'Bob');
+    hub.typed('main', 'client-cy', 'Cy');
+    await vi.advanceTimersByTimeAsync(2_499);
+    expect(reply.answered).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Ann', 'Bob', 'Cy']);
+    expect(reply.answer.typingOnly).toBe(true);
+  });
+
+  it('tells the room when a typist stops, typingTtlMs after their last event', async () => {
+    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 4_000 });
+    await join(hub, 'client-zed', 'Zed');
+    const reply = new TestReply();
+    await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+    hub.typed('main', 'client-ann', 'Ann');
+    const next = new TestReply();
+    await hub.poll('main', 0, 'client-zed', next, { people: 0 });
+    await vi.advanceTimersByTimeAsync(3_999);
+    expect(next.answered).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(next.answer.typing).toEqual([]);
+    expect(next.answer.typingOnly).toBe(true);
+  });
+});
