@@ -2,19 +2,33 @@
  * `npm run bench:typing [-- --clients=10000 --window=15]`: three people
  * typing in a room of N waiting polls (bench/scenarios/typing.ts). Prints the
  * wakes (at most one per 2.5 s expected), the gaps between two wakes of a
- * poll, and their CPU cost; exits 1 when the median gap is under 2 s. The chat runs
- * from the build (`dist/`) with the in-memory store; traffic stays on
- * 127.0.0.1.
+ * poll, and their CPU cost; exits 1 when the median gap is under 2 s. The
+ * chat runs from the build (`dist/`, built first) with the in-memory store;
+ * traffic stays on 127.0.0.1.
  */
+import { readCli } from '../scripts/cli.ts';
+import { buildChat } from './lib/build.ts';
 import { chatSpec, startServer } from './lib/servers.ts';
 import { typingInBigRoom } from './scenarios/typing.ts';
 
-const arg = (name: string, fallback: number) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found ? Number(found.slice(name.length + 3)) : fallback;
-};
-const clients = arg('clients', 10_000);
-const windowMs = arg('window', 15) * 1_000;
+const cli = readCli({
+  usage: `usage: npm run bench:typing [-- --clients=N] [-- --window=SECONDS]
+
+Builds the chat (npm run build), then measures three people typing in a
+room of N waiting polls: the wakes, the gaps between two wakes of a poll,
+and their CPU cost. Exits 1 when the median gap is under 2 s.
+
+  --clients=N        waiting polls in the room (default 10000)
+  --window=S         how long the three type, in seconds (default 15)
+  -h, --help         this help`,
+  options: {
+    clients: { type: 'string' },
+    window: { type: 'string' },
+  },
+});
+const clients = cli.integer('clients', 10_000, { min: 1 });
+const windowMs = cli.integer('window', 15, { min: 1 }) * 1_000;
+buildChat();
 
 const spec = chatSpec('chat', 'chat (memory store)', { databaseUrl: 'memory:' });
 const server = await startServer({ ...spec, env: { ...spec.env, TYPING_RATE: '0' } });
