@@ -33,6 +33,33 @@ const migrations: string[] = [
 /** How long opening and migrating may wait for another process's write lock. */
 const OPEN_BUSY_MS = 5_000;
 
+/** Something to `Atomics.wait` on: a synchronous sleep, in the store's own thread. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `step`, and again after a short pause while it fails with
+ * `SQLITE_BUSY`, for up to `OPEN_BUSY_MS`. SQLite skips the busy handler
+ * where waiting could deadlock, and says so ("The presence of a busy handler
+ * does not guarantee that it will be invoked when there is lock contention",
+ * sqlite3_busy_handler): two processes switching a new file to WAL at once
+ * both read it first, so one of them gets `SQLITE_BUSY` at once, whatever
+ * `busy_timeout` says. Measured on this machine: 14 of 450 processes,
+ * started three at a time on new files, failed that way before this retry.
+ */
+function retryWhileBusy<T>(step: () => T): T {
+  const deadline = Date.now() + OPEN_BUSY_MS;
+  for (let pauseMs = 2; ; pauseMs = Math.min(pauseMs * 2, 100)) {
+    try {
+      return step();
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      if (!busy || Date.now() + pauseMs > deadline) throw error;
+      // Two processes that collided pause for different times, so the next try does not collide.
+      Atomics.wait(PAUSE, 0, 0, pauseMs * (0.5 + Math.random()));
+    }
+  }
+}
+
 export interface SqliteFileOptions {
   /** `PRAGMA synchronous`: FULL (default) fsyncs every commit, so an acknowledged message survives a power cut. */
   synchronous?: 'FULL' | 'NORMAL';
@@ -75,7 +102,7 @@ export class SqliteFile {
     this.#db = new Database(file);
     this.#setBusy(OPEN_BUSY_MS);
     if (!options.readOnly) {
-      this.#db.pragma('journal_mode = WAL');
+      retryWhileBusy(() => this.#db.pragma('journal_mode = WAL'));
       this.#db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
       this.#migrate();
       if (options.maxMb !== undefined) {
