@@ -132,10 +132,13 @@ describe.skipIf(!hasCompose)(title, () => {
       });
       const web = https.services.web;
       expect(web?.ports?.map((port) => port.target).sort()).toEqual([443, 80]);
-      expect([...(web?.volumes ?? [])].sort()).toEqual([
-        '/etc/letsencrypt/live/chat.example.com:/etc/nginx/tls:ro',
-        `${join(ROOT, 'deploy', 'nginx-tls.conf')}:/etc/nginx/tls.d/tls.conf:ro`,
-      ]);
+      // Sorted on both sides: where the checkout lives decides the order.
+      expect([...(web?.volumes ?? [])].sort()).toEqual(
+        [
+          '/etc/letsencrypt/live/chat.example.com:/etc/nginx/tls:ro',
+          `${join(ROOT, 'deploy', 'nginx-tls.conf')}:/etc/nginx/tls.d/tls.conf:ro`,
+        ].sort(),
+      );
       const nginx = await readFile(NGINX_CONF, 'utf8');
       expect(nginx).toContain('include /etc/nginx/tls.d/*.conf;');
     });
