@@ -5,7 +5,8 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/wait.ts';
 import {
   type ExampleProcess,
   runToExit,
@@ -54,7 +55,7 @@ describe('examples/fixed', () => {
     it('should give a waiting poll the message sent while it waits', async () => {
       const { messages } = (await stats()) as { messages: number };
       const poll = timedJson(`${fixed.url}/recv?since=${messages}`);
-      await vi.waitFor(async () => expect(await stats()).toMatchObject({ waiting: 1 }));
+      await until(async () => (await stats()).waiting === 1, 'the poll to be waiting');
       await sendForm(fixed.url, { text: 'while you wait' });
       expect((await poll).body).toEqual({
         messages: [{ id: messages + 1, nickname: 'Anonymous', text: 'while you wait' }],
@@ -76,10 +77,10 @@ describe('examples/fixed', () => {
     it('should forget a client that goes away', async () => {
       const gone = new AbortController();
       const poll = fetch(`${fixed.url}/recv`, { signal: gone.signal }).catch(() => 'aborted');
-      await vi.waitFor(async () => expect(await stats()).toMatchObject({ waiting: 1 }));
+      await until(async () => (await stats()).waiting === 1, 'the poll to be waiting');
       gone.abort();
       expect(await poll).toBe('aborted');
-      await vi.waitFor(async () => expect(await stats()).toMatchObject({ waiting: 0 }));
+      await until(async () => (await stats()).waiting === 0, 'the server to forget the poll');
     });
   });
 

@@ -6,7 +6,9 @@
 
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/wait.ts';
 import { type ExampleProcess, runToExit, sendForm, startExample } from './example-process.ts';
 
 let naive: ExampleProcess;
@@ -33,9 +35,11 @@ describe('examples/naive', () => {
   describe('POST /send with a poll waiting', () => {
     it('should hand the message to the poll, with "Anonymous" when no nickname is given', async () => {
       const poll = fetch(`${naive.url}/recv`).then((res) => res.json());
-      await vi.waitFor(async () => {
-        expect(await (await fetch(`${naive.url}/stats`)).json()).toEqual({ waiting: 1 });
-      });
+      await until(
+        async () =>
+          isDeepStrictEqual(await (await fetch(`${naive.url}/stats`)).json(), { waiting: 1 }),
+        'the stats to read { waiting: 1 }',
+      );
       expect(await sendForm(naive.url, { text: 'hi' })).toEqual({ status: 'ok' });
       expect(await poll).toEqual({ messages: [{ nickname: 'Anonymous', text: 'hi' }] });
     });
@@ -45,9 +49,11 @@ describe('examples/naive', () => {
     it('should stay in the array until the next send', async () => {
       const gone = new AbortController();
       const poll = fetch(`${naive.url}/recv`, { signal: gone.signal }).catch(() => 'aborted');
-      await vi.waitFor(async () => {
-        expect(await (await fetch(`${naive.url}/stats`)).json()).toEqual({ waiting: 1 });
-      });
+      await until(
+        async () =>
+          isDeepStrictEqual(await (await fetch(`${naive.url}/stats`)).json(), { waiting: 1 }),
+        'the stats to read { waiting: 1 }',
+      );
       gone.abort();
       expect(await poll).toBe('aborted');
       // Still there: nothing removes it.

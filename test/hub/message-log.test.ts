@@ -14,6 +14,7 @@ import {
 import { StoreReads } from '../../server/hub/store-reads.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message, MessageStore } from '../../server/store/store.ts';
+import { until } from '../helpers/wait.ts';
 
 const message = (id: number, room = 'main'): Message => ({
   id,
@@ -136,7 +137,7 @@ describe('MessageLog', () => {
       const { log, advances } = createLog({ store, gapWaitMs: 5 });
       log.accept((await store.after('main', 0, 1))[0]!);
       log.accept((await store.after('main', 2, 1))[0]!);
-      await expect.poll(() => log.lastId('main')).toBe(3);
+      await until(() => log.lastId('main') === 3, 'the log to reach id 3');
       expect(advances.flatMap((a) => a.ids)).toEqual([1, 2, 3]);
     });
 
@@ -145,7 +146,7 @@ describe('MessageLog', () => {
       const { log } = createLog({ store, gapWaitMs: 5 });
       log.accept(message(1));
       log.accept(message(3));
-      await expect.poll(() => log.lastId('main')).toBe(3);
+      await until(() => log.lastId('main') === 3, 'the log to reach id 3');
       expect(log.catchUp('main', 1)).toBeUndefined(); // before the restarted ring: the store answers
     });
 
@@ -164,10 +165,10 @@ describe('MessageLog', () => {
       log.accept(message(1));
       log.accept(message(3));
       // Several gap reads go by: within the grace, id 2 may still appear.
-      await expect.poll(() => reads).toBeGreaterThanOrEqual(3);
+      await until(() => reads >= 3, 'three gap reads');
       expect(log.lastId('main')).toBe(1);
       now = 10_000;
-      await expect.poll(() => log.lastId('main')).toBe(3);
+      await until(() => log.lastId('main') === 3, 'the log to reach id 3');
     });
   });
 

@@ -3,10 +3,12 @@
  * primary's own function (`servePresence` on a `LocalPresence`), with no IPC
  * between them. The view can be cut, as Redis or the primary can be.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { servePresence } from '../../server/presence/cluster-presence.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
 import { SharedPresence } from '../../server/presence/shared-presence.ts';
+import { until } from '../helpers/wait.ts';
 
 const opened: SharedPresence[] = [];
 afterEach(async () => {
@@ -47,8 +49,8 @@ describe('SharedPresence', () => {
     expect(a.touch('main', 'tab-on-a')).toBe(true);
     expect(a.count('main')).toBe(1);
     b.touch('main', 'tab-on-b');
-    await expect.poll(() => a.count('main')).toBe(2);
-    await expect.poll(() => b.count('main')).toBe(2);
+    await until(() => a.count('main') === 2, "a to count both workers' clients");
+    await until(() => b.count('main') === 2, "b to count both workers' clients");
   });
 
   it("lists the other workers' clients under their nicknames after a sync", async () => {
@@ -57,8 +59,14 @@ describe('SharedPresence', () => {
     const b = view.worker();
     a.touch('main', 'tab-on-a', 'Ann');
     b.touch('main', 'tab-on-b', 'Bob');
-    await expect.poll(() => a.people('main').names).toEqual(['Ann', 'Bob']);
-    await expect.poll(() => b.people('main').names).toEqual(['Ann', 'Bob']);
+    await until(
+      () => isDeepStrictEqual(a.people('main').names, ['Ann', 'Bob']),
+      'a to list Ann and Bob',
+    );
+    await until(
+      () => isDeepStrictEqual(b.people('main').names, ['Ann', 'Bob']),
+      'b to list Ann and Bob',
+    );
     expect(a.people('main').version).toBe(b.people('main').version);
   });
 
@@ -68,9 +76,9 @@ describe('SharedPresence', () => {
     const b = view.worker();
     a.touch('main', 'tab-1');
     b.touch('main', 'tab-2');
-    await expect.poll(() => a.count('main')).toBe(2);
+    await until(() => a.count('main') === 2, "a to count both workers' clients");
     b.leave('main', 'tab-2');
-    await expect.poll(() => a.count('main')).toBe(1);
+    await until(() => a.count('main') === 1, 'a to drop the client that left');
   });
 
   it('falls back to its own clients once the shared view has been unreachable past staleMs', async () => {
@@ -79,9 +87,9 @@ describe('SharedPresence', () => {
     const b = view.worker();
     a.touch('main', 'tab-on-a');
     b.touch('main', 'tab-on-b');
-    await expect.poll(() => a.count('main')).toBe(2);
+    await until(() => a.count('main') === 2, "a to count both workers' clients");
     view.cut();
-    await expect.poll(() => a.count('main'), { timeout: 3_000 }).toBe(1);
+    await until(() => a.count('main') === 1, 'a to count only its own client', 3_000);
     expect(view.syncs()).toBeGreaterThan(2);
   });
 });

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMongoClient, MongoStore } from '../../../server/store/mongodb/store.ts';
 import type { MongoTiming } from '../../../server/store/mongodb/timing.ts';
 import { StoreUnavailableError } from '../../../server/store/store.ts';
+import { until } from '../../helpers/wait.ts';
 import { type WireCommand, WireStub } from './wire.ts';
 
 const MAJORITY = { w: 'majority', j: true, wtimeout: 2_000 };
@@ -311,7 +312,7 @@ describe('MongoStore over the wire (real driver, stand-in server)', () => {
       await store.ping();
       stub.handle = () => new Promise(() => {}); // never answers
       const running = store.after('main', 0, 10).catch((error: unknown) => error);
-      await expect.poll(() => stub.seen('find').length).toBe(1);
+      await until(() => stub.seen('find').length === 1, 'the stub to receive the find');
       await store.close();
       const error = (await running) as StoreUnavailableError;
       expect(error).toBeInstanceOf(StoreUnavailableError);
