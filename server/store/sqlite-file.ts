@@ -43,8 +43,7 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
  * does not guarantee that it will be invoked when there is lock contention",
  * sqlite3_busy_handler): two processes switching a new file to WAL at once
  * both read it first, so one of them gets `SQLITE_BUSY` at once, whatever
- * `busy_timeout` says. Measured on this machine: 14 of 450 processes,
- * started three at a time on new files, failed that way before this retry.
+ * `busy_timeout` says (`test/store/sqlite-open.test.ts` reproduces it).
  */
 function retryWhileBusy<T>(step: () => T): T {
   const deadline = Date.now() + OPEN_BUSY_MS;
