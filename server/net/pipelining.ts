@@ -87,19 +87,44 @@ export function guardPipelining(
     }
     connection.pending += 1;
     if (connection.pending === 1) onBusy?.(socket);
-    if (isPoll(req)) connection.poll = res;
-    // One listener function for every response, not a closure per request:
-    // a waiting poll is most of the traffic, and each closure is kept while it waits.
-    res.on('close', onResponseClose);
+    // One listener function for every request, not a closure per request:
+    // a waiting poll is most of the traffic, and each closure is kept while
+    // it waits. A poll's end is heard on its request, everything else's on
+    // its response (see `onDone`).
+    if (isPoll(req)) {
+      connection.poll = res;
+      req.on('close', onDone);
+    } else {
+      res.on('close', onDone);
+    }
     listener(req, res);
   };
 
-  function onResponseClose(this: ServerResponse): void {
-    const socket = this.req.socket;
+  /**
+   * A request is done: its response closed (answered, or the client went).
+   * A poll's request closes only after its response: nothing reads a poll's
+   * body, so Node reads it (and the request ends, then closes) once the
+   * response has finished, or on the socket's close. A listener on the
+   * request, not the response: a `close` or `finish` listener on every
+   * response made V8's young-generation collections keep about 30% of what
+   * the server allocates (bench T6: 8 MB kept per collection, 8 ms pauses,
+   * against 0.3 MB and 1 ms; seen in `--trace-gc`, not understood), which
+   * cost sustained delivery about 15%. Sends read their body, so their
+   * request ends first: theirs is heard on the response.
+   */
+  function onDone(this: IncomingMessage | ServerResponse): void {
+    // A response has left its socket by now (`res.socket` is null): its request holds it.
+    const socket =
+      (this as Partial<ServerResponse>).req?.socket ?? (this as IncomingMessage).socket;
     const connection = connections.get(socket);
     if (!connection) return;
     connection.pending -= 1;
-    if (connection.poll === this) connection.poll = undefined;
+    if (
+      connection.poll !== undefined &&
+      (connection.poll === this || connection.poll.req === this)
+    ) {
+      connection.poll = undefined;
+    }
     if (connection.pending === 0 && !connection.closing) onIdle?.(socket);
   }
 }

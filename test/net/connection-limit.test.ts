@@ -112,6 +112,30 @@ describe('connections', () => {
     });
   });
 
+  describe('when the idle connections last answered a poll', () => {
+    // A poll's end is heard on its request, not its response (pipelining.ts, `onDone`).
+    it('closes its oldest idle one too', async () => {
+      chat = await startTestChat({ maxIdlePerAddress: 3 });
+      const port = portOf(chat.url);
+      const polled = async (socket: Socket, i: number) => {
+        const data = new Promise((resolve) => socket.once('data', resolve));
+        // A client the room has not seen is answered at once, empty.
+        socket.write(
+          `GET /recv?room=idle&since=0&client=idle-${i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+        );
+        await data;
+      };
+      for (let i = 0; i < 4; i += 1) sockets.push(await openSocket(port));
+      const oldest = sockets[0]!;
+      const closed = new Promise((resolve) => oldest.once('close', resolve));
+      for (const [i, socket] of sockets.entries()) await polled(socket, i);
+      await closed;
+      expect(sockets.slice(1).every((socket) => !socket.destroyed)).toBe(true);
+      const text = await (await chat.get('/metrics')).text();
+      expect(text).toMatch(/chat_connections_idle_closed_total 1/);
+    });
+  });
+
   describe('when TRUST_PROXY trusts the peer', () => {
     it('does not cap its connections: it is the proxy', async () => {
       chat = await startTestChat({
