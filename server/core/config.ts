@@ -110,8 +110,9 @@ export interface Config {
   sqliteMaxMb: number | undefined;
   /**
    * Milliseconds the event loop may wait for a SQLite write while writes are
-   * quick, to acknowledge it in the same turn; a slower write is not waited
-   * for, nor the writes after it until one is quick again. 0 never waits. @default 1
+   * quick, to acknowledge it in the same turn; none is waited for while an
+   * earlier one is unanswered, nor after one that ran longer in the worker.
+   * 0 never waits. @default 1
    */
   sqliteWaitMs: number;
   /** `error`, `warn`, `info` or `debug`. @default info */

@@ -63,7 +63,12 @@ export interface SqliteWorkerData {
 export type SqliteRequest = SqliteCall & { id: number; deadline: number };
 
 export type SqliteReply =
-  | { id: number; value: unknown; error?: undefined }
+  | {
+      id: number;
+      value: unknown;
+      error?: undefined /** How long it ran in the worker. */;
+      ms: number;
+    }
   | { id: number; error: { name: string; message: string; code: string | undefined } };
 
 /** An error thrown in the worker, rebuilt on this side with its SQLite code. */
@@ -92,6 +97,8 @@ export class SqliteThread {
   #opening: Promise<void> | undefined;
   #closed = false;
   #nextId = 0;
+  /** How long the last request answered ran in the worker, in milliseconds. */
+  #lastRunMs = 0;
 
   constructor(file: string, options: SqliteFileOptions) {
     this.#open = { op: 'open', file, options };
@@ -121,17 +128,35 @@ export class SqliteThread {
     deadline: number,
     waitMs: number,
   ): Promise<SqliteResults[C['op']]> {
-    const posted = this.#posted;
-    const seen = posted ? Atomics.load(posted, 0) : 0;
     const reply = this.request(call, deadline);
-    if (posted && this.#posted === posted && waitMs > 0) {
-      Atomics.wait(posted, 0, seen, waitMs);
-      for (let next = receiveMessageOnPort(this.#replies!); next; ) {
+    const id = this.#nextId;
+    const posted = this.#posted;
+    const replies = this.#replies;
+    if (!posted || !replies || waitMs <= 0) return reply;
+    const until = performance.now() + waitMs;
+    for (;;) {
+      // Read before taking: a reply posted after the take changes it, so
+      // the wait returns at once. A bump may also be an earlier reply's,
+      // already taken as an event: then wait on, for this one.
+      const seen = Atomics.load(posted, 0);
+      for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
         this.#onReply(next.message as SqliteReply);
-        next = receiveMessageOnPort(this.#replies!);
       }
+      const left = until - performance.now();
+      if (!this.#pending.has(id) || left <= 0 || this.#replies !== replies) return reply;
+      Atomics.wait(posted, 0, seen, left);
     }
-    return reply;
+  }
+
+  /**
+   * Whether a caller may wait for the next reply (`requestWaiting`) for
+   * `waitMs`: nothing asked before is still unanswered (a stuck disk holds
+   * its request), and the last request ran within `waitMs` in the worker (a
+   * slow disk). Judged by the worker's own time, not the round trip: a reply
+   * that waited for a busy event loop says nothing of the disk.
+   */
+  quick(waitMs: number): boolean {
+    return this.#pending.size === 0 && this.#lastRunMs <= waitMs;
   }
 
   /** Starts the thread if it is not running; resolves once the file is open, or throws why not. */
@@ -201,8 +226,12 @@ export class SqliteThread {
   #onReply(reply: SqliteReply): void {
     const pending = this.#settled(reply.id);
     if (!pending) return; // Given up on at its deadline.
-    if (reply.error) pending.reject(new SqliteWorkerError(reply.error.message, reply.error.code));
-    else pending.resolve(reply.value);
+    if (reply.error) {
+      pending.reject(new SqliteWorkerError(reply.error.message, reply.error.code));
+    } else {
+      this.#lastRunMs = reply.ms;
+      pending.resolve(reply.value);
+    }
   }
 
   #onExit(worker: Worker, cause: unknown): void {

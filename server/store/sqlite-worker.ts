@@ -26,11 +26,13 @@ port.on('message', (request: SqliteRequest) => {
 
 function answer(request: SqliteRequest): SqliteReply {
   const { id } = request;
+  const started = performance.now();
   try {
     if (request.op !== 'open' && request.op !== 'close' && Date.now() > request.deadline) {
       throw new DeadlineError('the request waited past its deadline');
     }
-    return { id, value: run(request) };
+    const value = run(request);
+    return { id, value, ms: performance.now() - started };
   } catch (error) {
     const { name, message, code } = error as { name?: unknown; message?: unknown; code?: unknown };
     return {
