@@ -109,9 +109,9 @@ export interface Config {
   /** The SQLite file stops growing at this many MiB: sends then get 503, as on a full disk. @default unlimited */
   sqliteMaxMb: number | undefined;
   /**
-   * Milliseconds the event loop may wait for a SQLite write while writes are
-   * quick, to acknowledge it in the same turn; none is waited for while an
-   * earlier one is unanswered, nor after one that ran longer in the worker.
+   * Milliseconds the event loop may wait, at the end of a turn, for the SQLite
+   * writes it made, to acknowledge them in that turn; none is waited for after
+   * a wait ran out, nor after a write that ran longer in the worker.
    * 0 never waits. @default 1
    */
   sqliteWaitMs: number;

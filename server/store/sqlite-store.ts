@@ -13,16 +13,23 @@
  * next one (as the MySQL appender does): one `BEGIN IMMEDIATE`, one fsync.
  * Ordering and dense ids are the file's business (`sqlite-file.ts`).
  *
- * While writes are quick, the event loop waits for each one for at most
- * `waitMs` (1 ms) and acknowledges it in the same turn, as the synchronous
- * store did: a reply that comes on a later turn costs a closed-loop sender
- * (bench T6) a whole turn of a busy loop per message. A write is not waited
- * for while an earlier one is unanswered (a lock held elsewhere, a frozen
- * file system) or when the last one ran longer than `waitMs` in the worker
- * (a disk that fsyncs slowly): a stuck disk costs the loop at most `waitMs`,
+ * While writes are quick, a send is acknowledged in the turn that read it,
+ * as the synchronous store did: a reply that comes as an event is read a
+ * turn later, and on a busy loop a turn is long (bench T6: each of 4
+ * senders waits for its acknowledgement before it sends again). Each append
+ * goes to the writer at once, as a request of its own; the loop goes on
+ * with other requests while the worker writes, and takes the replies that
+ * have come as each new request comes in (`takeAnswers`, from the lane).
+ * At the end of the turn it waits at most `waitMs` (1 ms) for the rest. An
+ * acknowledgement that waited for the end of the turn, or for a blocking
+ * round trip per send, cost T6 a fifth or more of its deliveries.
+ *
+ * Writes are not quick while that wait ran out with appends unanswered (a
+ * lock held elsewhere, a frozen file system) or when the last one ran longer
+ * than `waitMs` in the worker (a disk slow to fsync): appends then go in
+ * batches, not waited for. A stuck disk costs the loop at most `waitMs`,
  * once. The worker's own time is the judge, not the round trip: a reply that
- * waited for a busy event loop says nothing of the disk, and judged by it,
- * a loaded loop stopped waiting and fell behind (`SqliteThread.quick`).
+ * waited for a busy loop says nothing of the disk.
  *
  * Every call has a deadline, `timeoutMs` after it was made (the chat's
  * `STORE_TIMEOUT_MS`). A read not answered by then fails as unavailable. A
@@ -71,6 +78,12 @@ export class SqliteStore implements MessageStore {
   /** Appends waiting for the transaction in flight to finish. */
   readonly #waiting: Pending[] = [];
   #writing = false;
+  /** Quick appends not yet answered. */
+  #inFlight = 0;
+  /** The end of this turn is booked to take the quick appends' replies. */
+  #taking = false;
+  /** The last end-of-turn wait ran out with quick appends unanswered. */
+  #stalled = false;
   #closed = false;
   #dataVersion = -1;
 
@@ -93,11 +106,14 @@ export class SqliteStore implements MessageStore {
   append(input: NewMessage): Promise<AppendResult> {
     if (this.#closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ input, deadline: this.#deadline(), resolve, reject });
+      const pending = { input, deadline: this.#deadline(), resolve, reject };
+      if (this.#quickNow()) {
+        this.#quick(pending);
+        return;
+      }
+      this.#waiting.push(pending);
       // At once, as the MySQL appender does: the sends that come while it is
-      // in flight go in the next batch. (Waiting for the end of the turn to
-      // gather a first batch cost a turn of the loop on every send: bench T6
-      // fell well below the synchronous store.)
+      // in flight go in the next batch.
       if (!this.#writing) void this.#drain();
     });
   }
@@ -175,17 +191,61 @@ export class SqliteStore implements MessageStore {
     this.#writing = false;
   }
 
+  /**
+   * Takes the writer's replies that have come (the lane calls it as each
+   * request comes in): a send stored while the loop served other requests
+   * is acknowledged now, in this turn.
+   */
+  takeAnswers(): void {
+    if (this.#inFlight > 0) this.#writer.takeReplies();
+  }
+
+  /** Whether the next append may go at once, to be taken in this turn (the class comment). */
+  #quickNow(): boolean {
+    return (
+      this.#waitMs > 0 && !this.#writing && !this.#stalled && this.#writer.lastRunMs <= this.#waitMs
+    );
+  }
+
+  /**
+   * One append, at once, as a request of its own: its reply is taken as the
+   * next requests come in (`takeAnswers`), or at the end of the turn, when
+   * the loop waits at most `waitMs` for the turn's last replies.
+   */
+  #quick(pending: Pending): void {
+    this.#inFlight += 1;
+    const answered = () => {
+      this.#inFlight -= 1;
+      if (this.#inFlight === 0) this.#stalled = false;
+    };
+    this.#call(() =>
+      this.#writer.request({ op: 'append', inputs: [pending.input] }, pending.deadline),
+    ).then(
+      (results) => {
+        answered();
+        pending.resolve(results[0]!);
+      },
+      (error: unknown) => {
+        answered();
+        pending.reject(error);
+      },
+    );
+    if (this.#taking) return;
+    this.#taking = true;
+    setImmediate(() => {
+      this.#taking = false;
+      // Still unanswered after the wait: a stuck disk or a held lock. The
+      // appends after go in batches, not waited for, until these are answered.
+      if (!this.#writer.awaitReplies(this.#waitMs)) this.#stalled = true;
+    });
+  }
+
   #write(batch: Pending[]): Promise<AppendResult[]> {
     // The batch's deadline is its earliest: no send in it waits past its own.
     const deadline = Math.min(...batch.map((pending) => pending.deadline));
     const inputs = batch.map((pending) => pending.input);
     const call = { op: 'append', inputs } as const;
-    const wait = this.#waitMs > 0 && this.#writer.quick(this.#waitMs);
-    return this.#call(() =>
-      wait
-        ? this.#writer.requestWaiting(call, deadline, this.#waitMs)
-        : this.#writer.request(call, deadline),
-    );
+    return this.#call(() => this.#writer.request(call, deadline));
   }
 
   #read<C extends Parameters<SqliteThread['request']>[0]>(call: C) {

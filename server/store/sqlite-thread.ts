@@ -9,10 +9,10 @@
  * emitted JavaScript.
  *
  * Replies come on a port of their own, and the worker bumps a shared
- * counter after each one, so a caller may wait for a reply for a bounded
- * moment (`Atomics.wait`, at most `waitMs`) and take it in the same turn of
- * the event loop (`receiveMessageOnPort`). An answer that takes longer
- * arrives as an event, like every other.
+ * counter after each one, so a caller may take the replies that have come
+ * without waiting for their event (`takeReplies`, `receiveMessageOnPort`),
+ * or wait for them for a bounded moment (`awaitReplies`, `Atomics.wait`).
+ * A reply not taken so arrives as an event, like every other.
  */
 import {
   MessageChannel,
@@ -118,45 +118,40 @@ export class SqliteThread {
     return this.#send(this.#worker ?? this.#start(), call, deadline, settleBy);
   }
 
+  /** Takes the replies that have come, now; never blocks. */
+  takeReplies(): void {
+    const replies = this.#replies;
+    if (!replies || this.#pending.size === 0) return;
+    for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
+      this.#onReply(next.message as SqliteReply);
+    }
+  }
+
   /**
-   * As `request`, then blocks this thread for at most `waitMs` for a reply,
-   * and takes the replies that came meanwhile now rather than on a later
-   * turn. The caller bounds what that may cost the event loop.
+   * Blocks this thread for at most `waitMs` until every request made is
+   * answered, taking the replies as they come. True when none is left.
    */
-  requestWaiting<C extends SqliteCall>(
-    call: C,
-    deadline: number,
-    waitMs: number,
-  ): Promise<SqliteResults[C['op']]> {
-    const reply = this.request(call, deadline);
-    const id = this.#nextId;
+  awaitReplies(waitMs: number): boolean {
     const posted = this.#posted;
     const replies = this.#replies;
-    if (!posted || !replies || waitMs <= 0) return reply;
+    if (!posted || !replies) return this.#pending.size === 0;
     const until = performance.now() + waitMs;
     for (;;) {
-      // Read before taking: a reply posted after the take changes it, so
-      // the wait returns at once. A bump may also be an earlier reply's,
-      // already taken as an event: then wait on, for this one.
       const seen = Atomics.load(posted, 0);
       for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
         this.#onReply(next.message as SqliteReply);
       }
       const left = until - performance.now();
-      if (!this.#pending.has(id) || left <= 0 || this.#replies !== replies) return reply;
+      if (this.#pending.size === 0 || left <= 0 || this.#replies !== replies) {
+        return this.#pending.size === 0;
+      }
       Atomics.wait(posted, 0, seen, left);
     }
   }
 
-  /**
-   * Whether a caller may wait for the next reply (`requestWaiting`) for
-   * `waitMs`: nothing asked before is still unanswered (a stuck disk holds
-   * its request), and the last request ran within `waitMs` in the worker (a
-   * slow disk). Judged by the worker's own time, not the round trip: a reply
-   * that waited for a busy event loop says nothing of the disk.
-   */
-  quick(waitMs: number): boolean {
-    return this.#pending.size === 0 && this.#lastRunMs <= waitMs;
+  /** How long the last request answered ran in the worker, in milliseconds. */
+  get lastRunMs(): number {
+    return this.#lastRunMs;
   }
 
   /** Starts the thread if it is not running; resolves once the file is open, or throws why not. */

@@ -19,7 +19,7 @@ const { replies, posted } = workerData as SqliteWorkerData;
 
 port.on('message', (request: SqliteRequest) => {
   replies.postMessage(answer(request));
-  // For a main thread waiting on it (sqlite-thread.ts, `requestWaiting`).
+  // For a main thread waiting on it (sqlite-thread.ts, `awaitReplies`).
   Atomics.add(posted, 0, 1);
   Atomics.notify(posted, 0);
 });
