@@ -31,9 +31,9 @@ const migrations: string[] = [
 ];
 
 /** How long opening and migrating may wait for another process's write lock. */
+const OPEN_BUSY_MS = 5_000;
 /** How far past a call's own deadline its wait for the lock may end (`#setBusy`). */
 const BUSY_SLACK_MS = 20;
-const OPEN_BUSY_MS = 5_000;
 
 /** Something to `Atomics.wait` on: a synchronous sleep, in the store's own thread. */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));

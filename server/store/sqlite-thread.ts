@@ -66,7 +66,8 @@ export type SqliteReply =
   | {
       id: number;
       value: unknown;
-      error?: undefined /** How long it ran in the worker. */;
+      error?: undefined;
+      /** How long it ran in the worker, in milliseconds. */
       ms: number;
     }
   | { id: number; error: { name: string; message: string; code: string | undefined } };
