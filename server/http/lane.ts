@@ -107,8 +107,7 @@ export function createRequestListener(chat: ChatContext, ops: AppOps = {}): Requ
   });
   const time = createTimeHandler(chat.telemetry);
   const app = createApp(chat, ops);
-  const { store } = chat;
-  const takeAnswers = store.takeAnswers ? () => store.takeAnswers!() : undefined;
+  const takeAnswers = chat.store.takeAnswers?.bind(chat.store);
   return (req: IncomingMessage, res: ServerResponse) => {
     // Sends stored meanwhile are acknowledged now, in this turn (sqlite-store.ts).
     takeAnswers?.();

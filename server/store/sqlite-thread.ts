@@ -123,9 +123,7 @@ export class SqliteThread {
   takeReplies(): void {
     const replies = this.#replies;
     if (!replies || this.#pending.size === 0) return;
-    for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
-      this.#onReply(next.message as SqliteReply);
-    }
+    this.#take(replies);
   }
 
   /**
@@ -138,10 +136,9 @@ export class SqliteThread {
     if (!posted || !replies) return this.#pending.size === 0;
     const until = performance.now() + waitMs;
     for (;;) {
+      // Read before taking: a reply posted after the take changes it, so the wait returns at once.
       const seen = Atomics.load(posted, 0);
-      for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
-        this.#onReply(next.message as SqliteReply);
-      }
+      this.#take(replies);
       const left = until - performance.now();
       if (this.#pending.size === 0 || left <= 0 || this.#replies !== replies) {
         return this.#pending.size === 0;
@@ -217,6 +214,12 @@ export class SqliteThread {
       }
       worker.postMessage({ ...call, id, deadline } satisfies SqliteRequest);
     });
+  }
+
+  #take(replies: MessagePort): void {
+    for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
+      this.#onReply(next.message as SqliteReply);
+    }
   }
 
   #onReply(reply: SqliteReply): void {
