@@ -18,10 +18,19 @@ export interface IisConfig {
 }
 
 export function iisConfig(path: string): IisConfig {
-  const xpath = (expression: string) =>
-    execFileSync('xmllint', ['--xpath', `string(${expression})`, path], {
-      encoding: 'utf8',
-    }).replace(/\n$/, '');
+  // The file does not change while a suite reads it, and the replay asks the
+  // same expressions for every URL: one xmllint run per distinct expression.
+  const seen = new Map<string, string>();
+  const xpath = (expression: string) => {
+    let value = seen.get(expression);
+    if (value === undefined) {
+      value = execFileSync('xmllint', ['--xpath', `string(${expression})`, path], {
+        encoding: 'utf8',
+      }).replace(/\n$/, '');
+      seen.set(expression, value);
+    }
+    return value;
+  };
   const count = (expression: string) => Number(xpath(`count(${expression})`));
   const all = (expression: string) =>
     Array.from({ length: count(expression) }, (_, i) => xpath(`(${expression})[${i + 1}]`));
