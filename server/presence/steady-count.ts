@@ -13,13 +13,19 @@
  * The list of names (`people()`) is held by the same bucket: a join changes
  * both at one token, and a rename or a change of the listed names alone
  * spends one too, so a churning room's list does not wake its polls more
- * often than its count would.
+ * often than its count would. The one exception: a shared view (several
+ * processes) counts a new client at once but names it a sync later, a few
+ * milliseconds on, and drops a leaver from its count before its list. When
+ * the list shown with a new count lags it so, the list that catches up is
+ * the same join or leave and rides on its token. So a join costs one token
+ * with one process or many, and a room's polls are woken at most twice per
+ * token.
  *
  * Wraps any presence (local, cluster, Redis): touches and leaves go through
  * as they are; only `count()` and `people()` are held. Bounded: at most `maxRooms` rooms are
  * kept (the least recently read is dropped, and starts afresh).
  */
-import type { People } from '../../protocol/protocol.ts';
+import { limits, type People } from '../../protocol/protocol.ts';
 import type { Presence } from './presence.ts';
 
 export interface SteadyCountOptions {
@@ -34,6 +40,8 @@ interface Shown {
   value: number;
   /** The list shown with it; undefined until asked. */
   people: People | undefined;
+  /** The count changed and its list lags it: the list's next change rides on that token. */
+  listOwed: boolean;
   tokens: number;
   at: number;
 }
@@ -66,7 +74,7 @@ export class SteadyCount implements Presence {
     let shown = this.#rooms.get(room);
     if (shown) this.#rooms.delete(room);
     else {
-      shown = { value, people: undefined, tokens: burst, at: now };
+      shown = { value, people: undefined, listOwed: false, tokens: burst, at: now };
       if (this.#rooms.size >= maxRooms)
         this.#rooms.delete(this.#rooms.keys().next().value as string);
     }
@@ -74,8 +82,13 @@ export class SteadyCount implements Presence {
     if (shown.value === value) return value;
     if (!this.#spend(shown, now)) return shown.value;
     shown.value = value;
-    // The list changes with the count, at the same token.
-    if (shown.people !== undefined) shown.people = this.#inner.people(room);
+    // The list changes with the count, at the same token, and may change
+    // once more on it if it lags the count (a shared view's nicknames come a
+    // sync later).
+    if (shown.people !== undefined) {
+      shown.people = this.#inner.people(room);
+      shown.listOwed = lags(shown.people, value);
+    }
     return value;
   }
 
@@ -88,7 +101,10 @@ export class SteadyCount implements Presence {
       shown.people = list;
       return list;
     }
-    if (this.#spend(shown, this.#now())) shown.people = list;
+    if (shown.listOwed || this.#spend(shown, this.#now())) {
+      shown.listOwed = false;
+      shown.people = list;
+    }
     return shown.people;
   }
 
@@ -106,4 +122,17 @@ export class SteadyCount implements Presence {
     this.#rooms.clear();
     return this.#inner.close();
   }
+}
+
+/**
+ * Whether `people` does not yet name the clients `online` counts: it names
+ * more of them than there are (a leaver still listed), or counts some only
+ * in `more` though the list has room for their names (a newcomer not named
+ * yet). A list at its cap counts the rest in `more` by design.
+ */
+function lags(people: People, online: number): boolean {
+  return (
+    people.names.length > online ||
+    (people.more > 0 && people.names.length < limits.maxPeopleListed)
+  );
 }

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { servePresence } from '../../server/presence/cluster-presence.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
 import { SharedPresence } from '../../server/presence/shared-presence.ts';
+import { SteadyCount } from '../../server/presence/steady-count.ts';
 import { until } from '../helpers/wait.ts';
 
 const opened: SharedPresence[] = [];
@@ -91,5 +92,41 @@ describe('SharedPresence', () => {
     view.cut();
     await until(() => a.count('main') === 1, 'a to count only its own client', 3_000);
     expect(view.syncs()).toBeGreaterThan(2);
+  });
+});
+
+describe('SteadyCount over a shared view', () => {
+  // A shared view counts a new client at once (its own process's count) and
+  // lists its nickname a sync later: that is one join, and one token.
+  it('spends one token per join, though its nickname is listed a sync after its count', async () => {
+    const view = sharedView(60_000);
+    const shared = view.worker();
+    const steady = new SteadyCount(shared, { burst: 2, changeMs: 600_000, maxRooms: 10 });
+    const shows = (names: string[]) => () => isDeepStrictEqual(steady.people('main').names, names);
+
+    steady.touch('main', 'tab-ann', 'Ann');
+    await until(() => view.syncs() >= 1, "Ann's touch to reach the shared view");
+    // The view's answer is cached in the microtasks after the sync resolves.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(steady.people('main').names).toEqual(['Ann']);
+    // Each join is read at once, as the newcomer's own answer reads it: the
+    // count has it, the list names it only once the sync is back.
+    steady.touch('main', 'tab-bob', 'Bob');
+    expect(steady.count('main')).toBe(2);
+    expect(steady.people('main')).toMatchObject({ names: ['Ann'], more: 1 });
+    await until(shows(['Ann', 'Bob']), 'the list to show Bob, on the first token');
+    steady.touch('main', 'tab-cy', 'Cy');
+    expect(steady.count('main')).toBe(3);
+    await until(shows(['Ann', 'Bob', 'Cy']), 'the list to show Cy, on the second token');
+    expect(steady.count('main')).toBe(3);
+
+    // The burst is spent: the next join waits for a token (changeMs).
+    steady.touch('main', 'tab-dee', 'Dee');
+    await until(
+      () => isDeepStrictEqual(shared.people('main').names, ['Ann', 'Bob', 'Cy', 'Dee']),
+      'the shared view to list Dee',
+    );
+    expect(steady.count('main')).toBe(3);
+    expect(steady.people('main').names).toEqual(['Ann', 'Bob', 'Cy']);
   });
 });
