@@ -76,6 +76,10 @@ export class ChatServer {
         // Short polls: presence and empty answers come round within a test's patience.
         POLL_TIMEOUT_MS: '4000',
         PRESENCE_GRACE_MS: '1000',
+        // Each join, rename and leave of a test spends one of a room's tokens
+        // (steady-count.ts); the 4 of the default would hold a test's fifth
+        // change for 15 s. The spacing has its own tests (test/presence/).
+        PRESENCE_CHANGE_BURST: '50',
         // A typist stops counting 3 s after their last POST /typing (5 s by default).
         TYPING_TTL_MS: '3000',
         SEND_RATE: '0',
