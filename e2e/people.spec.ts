@@ -31,11 +31,10 @@ test.describe('who is here', () => {
     // (one just answered, the next not yet sent), there is no poll to close:
     // Bob then leaves once his presence window ends (the 4 s poll plus the
     // 1 s grace). Either way Ann is told at the next notice (3 s): 8 s at
-    // most with one process. With the Redis bus (CI sets REDIS_URL) a notice
-    // shows the shared count fetched at the read before it (shared-presence.ts),
-    // one notice more in the second case: 11 s at most.
+    // most. With Redis presence (CI sets REDIS_URL) the notice first fetches
+    // the shared counts (Presence.refresh), so the same 8 s and a sync.
     await bob.page.context().close();
-    await expect(ann.people.locator('.person')).toHaveText(['Ann'], { timeout: 12_000 });
+    await expect(ann.people.locator('.person')).toHaveText(['Ann'], { timeout: 10_000 });
   });
 
   test('shows nicknames as text, never as markup', async ({ openChat }) => {

@@ -46,6 +46,13 @@ export interface WaitersOptions<R extends Reply> {
 /** How long a client whose poll closed stays counted, waiting for its next poll (`#leaveSoon`). */
 export const LEAVE_DELAY_MS = 1_000;
 
+/**
+ * How long a presence notice waits for a shared view's fresh counts before
+ * it reads what it has (`#notice`): above a sync's round trip, well under
+ * `PRESENCE_NOTIFY_MS`.
+ */
+export const REFRESH_WAIT_MS = 500;
+
 /** Rooms with more waiters than this hear of online changes with their next answer only. */
 const PRESENCE_NOTIFY_MAX_WAITERS = 1_000;
 
@@ -81,6 +88,8 @@ export class Waiters<R extends Reply> {
   readonly #addresses: AddressCount<R>;
   readonly #options: WaitersOptions<R>;
   readonly #presenceTimer: Timer | undefined;
+  /** A notice waits for a shared view's fresh counts (`#notice`). */
+  #refreshing = false;
   #closed = false;
   /**
    * The one `close` listener of every waiting reply (no closure per poll,
@@ -106,7 +115,7 @@ export class Waiters<R extends Reply> {
     options.messages.onReset((room, head) => this.#onReset(room, head));
     if (options.presenceNotifyMs > 0) {
       this.#presenceTimer = options.clock.setInterval(
-        () => this.notifyPresence(),
+        () => this.#notice(),
         options.presenceNotifyMs,
       );
       this.#presenceTimer.unref();
@@ -236,6 +245,34 @@ export class Waiters<R extends Reply> {
   notifyPresence(): void {
     // Deleting the current room while iterating a Map is safe.
     for (const room of this.#rooms.values()) this.#wake(room);
+  }
+
+  /**
+   * The timer's notice. A view shared by several processes first fetches
+   * the counts of the rooms that have waiting polls, so another process's
+   * join or leave shows at this notice, not the next one
+   * `presenceNotifyMs` later (the cached count may be up to a cache period
+   * old). The wait is bounded: a shared view that does not answer within
+   * `REFRESH_WAIT_MS` (or `presenceNotifyMs`, if shorter) is read as it is.
+   */
+  #notice(): void {
+    const { clock, presence } = this.#options;
+    if (!presence.refresh || this.#rooms.size === 0) {
+      this.notifyPresence();
+      return;
+    }
+    if (this.#refreshing) return;
+    this.#refreshing = true;
+    let timer: Timer | undefined;
+    const notify = () => {
+      if (!this.#refreshing) return;
+      this.#refreshing = false;
+      clock.clearTimeout(timer);
+      if (!this.#closed) this.notifyPresence();
+    };
+    timer = clock.setTimeout(notify, Math.min(REFRESH_WAIT_MS, this.#options.presenceNotifyMs));
+    timer.unref?.();
+    void presence.refresh([...this.#rooms.keys()]).then(notify);
   }
 
   #wake(room: WaitingRoom<R>): void {

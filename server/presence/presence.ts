@@ -26,6 +26,13 @@ export interface Presence {
   count(room: string): number;
   /** The room's list of nicknames, capped (people.ts). Synchronous, like `count`. */
   people(room: string): People;
+  /**
+   * Only a view shared by several processes has it: asks the shared view
+   * for these rooms' counts now, if its copy is older than its cache period,
+   * and resolves once that answer is in (or failed), so the `count` and
+   * `people` read next are that fresh. Never rejects.
+   */
+  refresh?(rooms: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -12,9 +12,13 @@
  *   from the cache and asks for a fresh count when it is older than that.
  *
  * `count()` is the larger of the local and the cached shared count, so a
- * client is counted in its very first answer. If the shared view cannot be
- * reached (Redis down), a cache older than `staleMs` is dropped and the count
- * falls back to this process's own clients until it is back.
+ * client is counted in its very first answer. `refresh()` lets a reader
+ * that is about to act on the counts (the hub's presence notice) wait for
+ * a fresh copy first, rather than act on one up to `cacheMs` old and see
+ * another process's join or leave only at its next notice. If the shared
+ * view cannot be reached (Redis down), a cache older than `staleMs` is
+ * dropped and the count falls back to this process's own clients until it
+ * is back.
  */
 
 import type { People } from '../../protocol/protocol.ts';
@@ -79,6 +83,8 @@ export class SharedPresence implements Presence {
   readonly #counts = new Map<string, CachedCount>();
   /** The last list built per room, kept while what it was built from stays the same. */
   readonly #lists = new Map<string, { from: string[]; online: number; people: People }>();
+  /** `refresh()` callers, resolved when the next sync to start has ended. */
+  #refreshed: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
   #syncing = false;
   #failing = false;
@@ -141,8 +147,24 @@ export class SharedPresence implements Presence {
     return people;
   }
 
+  refresh(rooms: readonly string[]): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const now = Date.now();
+    let stale = false;
+    for (const room of rooms) {
+      const cached = this.#counts.get(room);
+      if (cached && now - cached.at < this.#cacheMs) continue;
+      this.#wanted.add(room);
+      stale = true;
+    }
+    if (!stale) return Promise.resolve();
+    this.#schedule();
+    return new Promise((resolve) => this.#refreshed.push(resolve));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
+    for (const resolve of this.#refreshed.splice(0)) resolve();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#release();
@@ -160,6 +182,17 @@ export class SharedPresence implements Presence {
   async #flush(): Promise<void> {
     this.#timer = undefined;
     if (this.#closed) return;
+    // Asked for before this sync: it carries their rooms.
+    const refreshed = this.#refreshed;
+    this.#refreshed = [];
+    try {
+      await this.#sendBatch();
+    } finally {
+      for (const resolve of refreshed) resolve();
+    }
+  }
+
+  async #sendBatch(): Promise<void> {
     const touches = [...this.#touches.values()];
     const leaves = [...this.#leaves.values()];
     const rooms = new Set(this.#wanted);

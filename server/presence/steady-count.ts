@@ -56,6 +56,8 @@ export class SteadyCount implements Presence {
     this.#inner = inner;
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    const refresh = inner.refresh?.bind(inner);
+    if (refresh) this.refresh = refresh;
   }
 
   touch(room: string, client: string, nickname?: string): boolean {
@@ -65,6 +67,9 @@ export class SteadyCount implements Presence {
   leave(room: string, client: string): void {
     this.#inner.leave(room, client);
   }
+
+  /** Present when the inner presence has it (a shared view). */
+  readonly refresh?: (rooms: readonly string[]) => Promise<void>;
 
   count(room: string): number {
     const value = this.#inner.count(room);

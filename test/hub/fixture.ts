@@ -17,7 +17,7 @@ import { Hub, type HubConfig } from '../../server/hub/hub.ts';
 import type { Reply } from '../../server/hub/reply.ts';
 import type { PollOutcome } from '../../server/hub/report.ts';
 import type { OutageState } from '../../server/metrics/outage.ts';
-import { LocalPresence } from '../../server/presence/presence.ts';
+import { LocalPresence, type Presence } from '../../server/presence/presence.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { MessageStore } from '../../server/store/store.ts';
 
@@ -74,6 +74,8 @@ export interface Ended {
 
 export interface TestHubParts {
   store?: MessageStore;
+  /** Default: a `LocalPresence` with the poll timeout plus 5 s as its window. */
+  presence?: Presence;
   bus?: Bus;
   storeState?: OutageState;
 }
@@ -97,7 +99,7 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
 export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHubParts = {}) {
   const store = parts.store ?? new MemoryStore();
   const config = hubConfig(overrides);
-  const presence = new LocalPresence(config.pollTimeoutMs + 5_000);
+  const presence = parts.presence ?? new LocalPresence(config.pollTimeoutMs + 5_000);
   const ended: Ended[] = [];
   const counts = { delivered: 0, addressReads: 0 };
   const hub = new Hub<TestReply>({

@@ -7,7 +7,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
 import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
+import { servePresence } from '../../server/presence/cluster-presence.ts';
 import { peopleOf } from '../../server/presence/people.ts';
+import { LocalPresence } from '../../server/presence/presence.ts';
+import { SharedPresence } from '../../server/presence/shared-presence.ts';
+import { SteadyCount } from '../../server/presence/steady-count.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import {
@@ -203,6 +207,35 @@ describe('Hub.poll', () => {
         people: peopleOf([DEFAULT_NICKNAME, DEFAULT_NICKNAME], 2),
       });
       expect(ended.at(-1)?.outcome).toBe('presence');
+    });
+
+    it("reads another process's leave at the first notice after it, not the second", async () => {
+      // The shared view (Redis, or the cluster's primary) holds this
+      // process's client and another process's; the other one leaves there.
+      const shared = new LocalPresence(60_000);
+      shared.touch('main', 'client-elsewhere');
+      const view = new SharedPresence(
+        async (batch) => {
+          const rooms = servePresence(shared, batch);
+          return new Map(rooms.map(([room, count, names]) => [room, { count, names }]));
+        },
+        { windowMs: 60_000, cacheMs: 1_000, batchMs: 20 },
+      );
+      const presence = new SteadyCount(view, { burst: 4, changeMs: 15_000, maxRooms: 100 });
+      const { hub } = createTestHub({ presenceNotifyMs: 3_000 }, { presence });
+      await hub.poll('main', 0, 'client-here', new TestReply());
+      await vi.advanceTimersByTimeAsync(20); // the join's sync
+      const waiting = new TestReply();
+      await hub.poll('main', 0, 'client-here', waiting);
+      expect(presence.count('main')).toBe(2);
+      await vi.advanceTimersByTimeAsync(1_000); // the cached count ages past its period
+      shared.leave('main', 'client-elsewhere');
+      // The notice at 3 s, and its sync 20 ms on: without a fresh count
+      // first it reads the cached 2, and the leave shows at 6 s.
+      await vi.advanceTimersByTimeAsync(3_000 - 1_020 + 20);
+      expect(waiting.answered).toBe(true);
+      expect(waiting.answer.online).toBe(1);
+      await view.close();
     });
 
     it('wakes them at once through wake(room), and leaves polls shown the right count', async () => {

@@ -20,7 +20,7 @@ function sharedView(windowMs: number) {
   const primary = new LocalPresence(windowMs);
   let reachable = true;
   let syncs = 0;
-  const worker = () => {
+  const worker = (cacheMs = 20) => {
     const presence = new SharedPresence(
       async (batch) => {
         syncs += 1;
@@ -28,7 +28,7 @@ function sharedView(windowMs: number) {
         const rooms = servePresence(primary, batch);
         return new Map(rooms.map(([room, count, names]) => [room, { count, names }]));
       },
-      { windowMs, cacheMs: 20, batchMs: 1, staleMs: 200 },
+      { windowMs, cacheMs, batchMs: 1, staleMs: Math.max(200, 10 * cacheMs) },
     );
     opened.push(presence);
     return presence;
@@ -92,6 +92,31 @@ describe('SharedPresence', () => {
     view.cut();
     await until(() => a.count('main') === 1, 'a to count only its own client', 3_000);
     expect(view.syncs()).toBeGreaterThan(2);
+  });
+
+  it('refresh() resolves once the shared count is in, and asks nothing while the copy is fresh', async () => {
+    const view = sharedView(60_000);
+    const a = view.worker(60_000);
+    const b = view.worker();
+    b.touch('main', 'tab-on-b');
+    await b.refresh(['main']); // b's touch rides on the sync that answers it
+    await a.refresh(['main']);
+    expect(a.count('main')).toBe(1);
+    const syncs = view.syncs();
+    await a.refresh(['main']);
+    expect(view.syncs()).toBe(syncs);
+  });
+
+  it('refresh() resolves when the shared view cannot be reached, and at close', async () => {
+    const view = sharedView(60_000);
+    const a = view.worker();
+    view.cut();
+    await a.refresh(['main']);
+    expect(a.count('main')).toBe(0);
+    const b = view.worker();
+    const pending = b.refresh(['other']);
+    await b.close();
+    await pending;
   });
 });
 
