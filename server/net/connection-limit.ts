@@ -13,12 +13,19 @@
  * The process holds at most `maxTotal` connections: by default the
  * descriptor limit (`ulimit -n`) less a reserve for the store, Redis and
  * the log, so a flood is refused here before `accept` fails with EMFILE,
- * which Node reports nowhere.
+ * which Node reports nowhere. At that cap a new connection takes the place
+ * of the oldest one that carries no request (idle after an answer, or open
+ * and silent since it connected), which is closed, as nginx reclaims its
+ * reusable connections: a flood from many addresses, each under its own
+ * cap, cannot lock newcomers out while it only holds sockets open. A
+ * waiting poll carries its request, so it is never the one closed. Only
+ * when every connection carries a request is the new one refused.
  *
  * A refused connection gets a JSON 429 `too_many_connections` (its address)
  * or 503 `connections_full` (the process), and is closed. Refusals and the
  * descriptors running low are logged (at most one line per 10 s each) and
- * counted (server/net/net-metrics.ts).
+ * counted (server/net/net-metrics.ts), as are the connections closed to
+ * make room.
  */
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -90,6 +97,8 @@ export function limitConnections(
   const peers = new Map<string, Peer>();
   const refusedSockets = new WeakSet<Socket>();
   const socketPeer = new WeakMap<Socket, Peer>();
+  /** Every connection that carries no request, oldest first: what the cap reclaims. */
+  const reusable = new Set<Socket>();
   let open = 0;
   let low = false;
   let refusedSinceLog = 0;
@@ -135,7 +144,7 @@ export function limitConnections(
 
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    if (open >= maxTotal) return refuse(socket, 'total', address);
+    if (open >= maxTotal && !reclaim()) return refuse(socket, 'total', address);
     // No address: a pipe or a Unix socket, whose only client is the local proxy (iisnode).
     // Nothing to count per address when both per-address caps are off.
     const exempt =
@@ -154,13 +163,29 @@ export function limitConnections(
       socketPeer.set(socket, peer);
     }
     open += 1;
+    reusable.add(socket);
     noteLevel();
     // One listener function for every socket, not a closure per connection.
     socket.on('close', onSocketClose);
   });
 
+  /**
+   * At the cap: closes the oldest connection that carries no request. Its
+   * descriptor is freed at once; `open` drops when its close event comes.
+   */
+  function reclaim(): boolean {
+    const oldest = reusable.values().next().value;
+    if (oldest === undefined) return false;
+    reusable.delete(oldest);
+    socketPeer.get(oldest)?.idle.delete(oldest);
+    metrics?.closedIdle.inc({ reason: 'total' });
+    oldest.destroy();
+    return true;
+  }
+
   function onSocketClose(this: Socket): void {
     open -= 1;
+    reusable.delete(this);
     noteLevel();
     const peer = socketPeer.get(this);
     if (!peer) return;
@@ -170,18 +195,24 @@ export function limitConnections(
   }
 
   function idle(socket: Socket): void {
+    if (socket.destroyed) return;
+    // The newest of the reusable: reclaimed last.
+    reusable.delete(socket);
+    reusable.add(socket);
     const peer = socketPeer.get(socket);
-    if (!peer || maxIdlePerAddress === 0 || socket.destroyed) return;
+    if (!peer || maxIdlePerAddress === 0) return;
     peer.idle.add(socket);
     if (peer.idle.size <= maxIdlePerAddress) return;
     const oldest = peer.idle.values().next().value as Socket;
     peer.idle.delete(oldest);
-    metrics?.closedIdle.inc();
+    reusable.delete(oldest);
+    metrics?.closedIdle.inc({ reason: 'address' });
     oldest.destroy();
   }
 
   return {
     busy(socket) {
+      reusable.delete(socket);
       socketPeer.get(socket)?.idle.delete(socket);
     },
     idle,

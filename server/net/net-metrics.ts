@@ -1,6 +1,6 @@
 /**
  * The metrics of the connection layer (server/net/*): connections open and
- * refused, idle ones closed, requests refused for pipelining, and errors
+ * refused, idle ones closed (past an address's cap, or to make room at the process's), requests refused for pipelining, and errors
  * Node's HTTP parser raised. They join the chat's registry
  * (server/metrics/metrics.ts), so `/metrics` and the cluster's sum carry them.
  */
@@ -8,7 +8,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 export interface NetMetrics {
   readonly refusedConnections: Counter<'reason'>;
-  readonly closedIdle: Counter;
+  readonly closedIdle: Counter<'reason'>;
   readonly pipelinedRefused: Counter;
   readonly clientErrors: Counter<'code'>;
   readonly presenceUncounted: Counter;
@@ -45,7 +45,8 @@ export function createNetMetrics(registry: Registry | undefined, gauges: NetGaug
     }),
     closedIdle: new Counter({
       name: 'chat_connections_idle_closed_total',
-      help: 'Idle keep-alive connections closed past MAX_IDLE_PER_ADDRESS.',
+      help: 'Connections without a request closed: reason "address" (idle past MAX_IDLE_PER_ADDRESS) or "total" (the oldest, to make room at MAX_CONNECTIONS).',
+      labelNames: ['reason'],
       registers,
     }),
     pipelinedRefused: new Counter({

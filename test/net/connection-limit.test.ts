@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectionCap } from '../../server/net/connection-limit.ts';
 import { startTestChat, type TestChat } from '../helpers/chat.ts';
 import { errorCode, exchange, openSocket, parseAnswers, portOf } from '../helpers/raw-http.ts';
+import { until } from '../helpers/wait.ts';
 import { captureLog } from '../ops/log-capture.ts';
 
 let chat: TestChat | undefined;
@@ -74,7 +75,7 @@ describe('connections', () => {
     });
   });
 
-  describe('when the process holds MAX_CONNECTIONS', () => {
+  describe('when the process holds MAX_CONNECTIONS, each carrying a request', () => {
     it('refuses the next with a JSON 503 and logs that descriptors run low', async () => {
       const logs = captureLog('info');
       chat = await startTestChat(
@@ -82,13 +83,56 @@ describe('connections', () => {
         { log: logs.log },
       );
       const port = portOf(chat.url);
-      for (let i = 0; i < 20; i += 1) sockets.push(await openSocket(port, `127.0.0.${10 + i}`));
+      for (let i = 0; i < 20; i += 1) {
+        const socket = await openSocket(port, `127.0.0.${10 + i}`);
+        sockets.push(socket);
+        socket.write(`GET /recv?room=full&since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      }
+      await until(() => chat!.hub.waiting === 20, 'the 20 polls to wait');
       await logs.next((l) => l.msg.includes('descriptors running low'), 'the low line');
       const socket = await openSocket(port, '127.0.0.3');
       sockets.push(socket);
       const [answer] = parseAnswers(await refusalOn(socket));
       expect([answer?.status, errorCode(answer)]).toEqual([503, 'connections_full']);
       await logs.next((l) => l.reason === 'total', 'the refusal line');
+    });
+  });
+
+  describe('when the process holds MAX_CONNECTIONS, some silent or idle', () => {
+    // A flood from many addresses, each under MAX_CONNECTIONS_PER_ADDRESS.
+    it('closes the oldest one without a request to let the newcomer in, never a waiting poll', async () => {
+      chat = await startTestChat({ maxConnections: 20 });
+      const port = portOf(chat.url);
+      const polls: Socket[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const socket = await openSocket(port, '127.0.0.9');
+        polls.push(socket);
+        socket.on('error', () => {});
+        socket.write(`GET /recv?room=flood&since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      }
+      await until(() => chat!.hub.waiting === 5, 'the 5 polls to wait');
+      const silent: Socket[] = [];
+      for (let i = 0; i < 15; i += 1) {
+        const socket = await openSocket(port, `127.0.0.${10 + (i % 5)}`);
+        socket.on('error', () => {});
+        silent.push(socket);
+      }
+      sockets.push(...polls, ...silent);
+      const oldest = silent[0]!;
+      const closed = new Promise((resolve) => oldest.once('close', resolve));
+      const answer = await exchange(port, time, {
+        localAddress: '127.0.0.50',
+        until: (text) => text.includes('"time"'),
+        timeoutMs: 5_000,
+      });
+      expect(parseAnswers(answer.text)[0]?.status).toBe(200);
+      await closed;
+      expect(silent.slice(1).every((socket) => !socket.destroyed)).toBe(true);
+      expect(polls.every((socket) => !socket.destroyed)).toBe(true);
+      expect(chat.hub.waiting).toBe(5);
+      const text = await (await chat.get('/metrics')).text();
+      expect(text).toMatch(/chat_connections_idle_closed_total\{reason="total"\} [1-9]/);
+      expect(text).not.toMatch(/chat_connections_refused_total\{reason="total"\}/);
     });
   });
 
@@ -108,7 +152,7 @@ describe('connections', () => {
       await closed;
       expect(sockets.slice(1).every((socket) => !socket.destroyed)).toBe(true);
       const text = await (await chat.get('/metrics')).text();
-      expect(text).toMatch(/chat_connections_idle_closed_total 1/);
+      expect(text).toMatch(/chat_connections_idle_closed_total\{reason="address"\} 1/);
     });
   });
 
@@ -132,7 +176,7 @@ describe('connections', () => {
       await closed;
       expect(sockets.slice(1).every((socket) => !socket.destroyed)).toBe(true);
       const text = await (await chat.get('/metrics')).text();
-      expect(text).toMatch(/chat_connections_idle_closed_total 1/);
+      expect(text).toMatch(/chat_connections_idle_closed_total\{reason="address"\} 1/);
     });
   });
 
