@@ -172,15 +172,18 @@ export function limitConnections(
   /**
    * At the cap: closes the oldest connection that carries no request. Its
    * descriptor is freed at once; `open` drops when its close event comes.
+   * One already destroyed frees nothing more: it is passed over.
    */
   function reclaim(): boolean {
-    const oldest = reusable.values().next().value;
-    if (oldest === undefined) return false;
-    reusable.delete(oldest);
-    socketPeer.get(oldest)?.idle.delete(oldest);
-    metrics?.closedIdle.inc({ reason: 'total' });
-    oldest.destroy();
-    return true;
+    for (const oldest of reusable) {
+      reusable.delete(oldest);
+      if (oldest.destroyed) continue;
+      socketPeer.get(oldest)?.idle.delete(oldest);
+      metrics?.closedIdle.inc({ reason: 'total' });
+      oldest.destroy();
+      return true;
+    }
+    return false;
   }
 
   function onSocketClose(this: Socket): void {
@@ -195,7 +198,8 @@ export function limitConnections(
   }
 
   function idle(socket: Socket): void {
-    if (socket.destroyed) return;
+    // A refused socket was never counted, and has no close listener to forget it.
+    if (socket.destroyed || refusedSockets.has(socket)) return;
     // The newest of the reusable: reclaimed last.
     reusable.delete(socket);
     reusable.add(socket);
