@@ -1,7 +1,8 @@
 /**
  * The metrics of the connection layer (server/net/*): connections open and
- * refused, idle ones closed (past an address's cap, or to make room at the process's), requests refused for pipelining, and errors
- * Node's HTTP parser raised. They join the chat's registry
+ * refused, idle ones closed (past an address's cap, or to make room at the
+ * process's), requests refused for pipelining, and errors Node's HTTP
+ * parser raised. They join the chat's registry
  * (server/metrics/metrics.ts), so `/metrics` and the cluster's sum carry them.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
