@@ -10,12 +10,12 @@ export default defineConfig({
     // Suites that start several server processes compete for two cores.
     fileParallelism: true,
     maxWorkers: 2,
-    // Each worker process runs file after file, keeping the modules it has
-    // loaded: loading vitest, the server and its dependencies afresh for each
-    // of the ~100 files cost about 70 s of CPU, a third of the run's. The
-    // suites share no state but what they close or
-    // restore; test/helpers/no-leaks.ts fails a file that leaves fake timers
-    // on or changes process.env.
+    // Each worker process runs file after file and keeps the modules it has
+    // loaded, instead of loading vitest, the server and its dependencies
+    // afresh for every file: that reloading was most of the suite's CPU
+    // beyond the tests' own. The suites share no state but what they close
+    // or restore; test/helpers/no-leaks.ts fails a file that leaves fake
+    // timers on or changes process.env.
     isolate: false,
     setupFiles: ['test/helpers/no-leaks.ts'],
   },
