@@ -31,6 +31,12 @@ export interface Config {
   pollTimeoutMs: number;
   /** How long past the poll timeout a client still counts as online. @default 5000 */
   presenceGraceMs: number;
+  /**
+   * With WORKERS or REDIS_URL: how long the last online count shared across
+   * processes is still shown while the primary or Redis does not answer;
+   * past it each process counts only its own clients. @default 10000
+   */
+  presenceStaleMs: number;
   /** Waiting polls one process holds at most; past it `/recv` answers 503. @default 50000 */
   maxWaiters: number;
   /** Waiting polls one client address may hold; past it `/recv` answers 429. 0 turns the limit off. @default 100 */
@@ -145,6 +151,7 @@ export const defaults: Config = Object.freeze({
   workers: 1,
   pollTimeoutMs: 25_000,
   presenceGraceMs: 5_000,
+  presenceStaleMs: 10_000,
   maxWaiters: 50_000,
   maxPollsPerAddress: 100,
   maxPipelined: 16,
@@ -228,6 +235,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     workers: parseWorkers(read('WORKERS'), problems),
     pollTimeoutMs: int('POLL_TIMEOUT_MS', defaults.pollTimeoutMs, 100, 600_000),
     presenceGraceMs: int('PRESENCE_GRACE_MS', defaults.presenceGraceMs, 0, 600_000),
+    presenceStaleMs: int('PRESENCE_STALE_MS', defaults.presenceStaleMs, 100, 600_000),
     maxWaiters: int('MAX_WAITERS', defaults.maxWaiters, 1, 10_000_000),
     maxPollsPerAddress: int('MAX_POLLS_PER_ADDRESS', defaults.maxPollsPerAddress, 0, 10_000_000),
     maxPipelined: int('MAX_PIPELINED', defaults.maxPipelined, 1, 1_000),

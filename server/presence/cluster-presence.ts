@@ -17,6 +17,8 @@ import { type PresenceBatch, SharedPresence, type SharedRoom } from './shared-pr
 export interface ClusterPresenceOptions {
   windowMs: number;
   cacheMs?: number;
+  /** `PRESENCE_STALE_MS`: see `SharedPresenceOptions.staleMs`. */
+  staleMs?: number;
   /** How long to wait for the primary's answer. @default 1000 */
   answerTimeoutMs?: number;
   log?: Log;
@@ -64,6 +66,7 @@ export function createClusterPresence(options: ClusterPresenceOptions): SharedPr
   return new SharedPresence(sync, {
     windowMs: options.windowMs,
     cacheMs: options.cacheMs,
+    staleMs: options.staleMs,
     log: options.log,
     name: 'cluster presence',
     release: () => channel.off('message', onIpc),

@@ -60,6 +60,8 @@ export interface RedisPresenceOptions {
   prefix: string;
   windowMs: number;
   cacheMs?: number;
+  /** `PRESENCE_STALE_MS`: see `SharedPresenceOptions.staleMs`. */
+  staleMs?: number;
   /** Whether Redis answers, and its deadline (`REDIS_TIMEOUT_MS`). */
   health?: RedisHealth;
   log?: Log;
@@ -139,6 +141,7 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
   return new SharedPresence(sync, {
     windowMs: options.windowMs,
     cacheMs: options.cacheMs,
+    staleMs: options.staleMs,
     log: options.log,
     name: 'redis presence',
   });

@@ -236,6 +236,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
     const presence = createRedisPresence(redis.publisher, {
       prefix: config.redisPrefix,
       windowMs,
+      staleMs: config.presenceStaleMs,
       health,
       log,
     });
@@ -253,7 +254,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
   if (cluster.isWorker) {
     return {
       bus: new ClusterBus(),
-      presence: createClusterPresence({ windowMs, log }),
+      presence: createClusterPresence({ windowMs, staleMs: config.presenceStaleMs, log }),
       close: async () => {},
     };
   }

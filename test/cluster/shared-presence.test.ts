@@ -1,16 +1,19 @@
 /**
  * The online count across two processes sharing Redis, in a quiet room: a
  * poll that waits its whole timeout must still be answered with the clients
- * of both processes (a shared count once expired after 10 s while a poll
- * waited 25 s, so quiet rooms showed "1 online" at every timeout).
+ * of both processes (a shared count once expired after `PRESENCE_STALE_MS`,
+ * 10 s, while a poll waited 25 s, so quiet rooms showed "1 online" at every
+ * timeout). Here both are short, in the same order.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { useChatProcesses } from './fixture.ts';
 import type { ChatClient } from './http-client.ts';
 
-/** Longer than the 10 s after which the shared count used to expire. */
-const POLL_TIMEOUT_MS = 12_000;
+/** The age past which a shared count used to expire. */
+const STALE_MS = 1_000;
+/** Longer than STALE_MS: a count expiring at that age would show here. */
+const POLL_TIMEOUT_MS = 2 * STALE_MS;
 
 describeWith(needs.service('REDIS_URL'), 'the online count with two processes and Redis', () => {
   const chat = useChatProcesses({
@@ -18,6 +21,7 @@ describeWith(needs.service('REDIS_URL'), 'the online count with two processes an
     redis: 'shared',
     env: {
       POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS),
+      PRESENCE_STALE_MS: String(STALE_MS),
       // Off: this checks the count a poll gets at its timeout, not the notifications.
       PRESENCE_NOTIFY_MS: '0',
     },
