@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../server/store/open-store.ts';
 import { useChatProcesses } from './fixture.ts';
 
-const POLL_TIMEOUT_MS = 2_000;
+const POLL_TIMEOUT_MS = 1_000;
 const CLIENTS = 48;
 const KILLS = 3;
 /** What the issue allows between the crash and the end of each connection open then. */
