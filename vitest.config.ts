@@ -18,5 +18,6 @@ export default defineConfig({
     // timers on or changes process.env.
     isolate: false,
     setupFiles: ['test/helpers/no-leaks.ts'],
+    globalSetup: ['test/helpers/global-build.ts'],
   },
 });

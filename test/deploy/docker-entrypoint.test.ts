@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryAnswer } from '../../protocol/protocol.ts';
+import { ensureBuilt, ROOT } from '../helpers/build.ts';
 import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { type TestDatabases, testDatabases } from '../store/mysql-database.ts';
-import { ensureBuilt, ROOT } from './build.ts';
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
 

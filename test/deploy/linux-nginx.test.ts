@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import type { Config } from '../../server/core/config.ts';
 import type { RunningChat } from '../../server/process/server.ts';
-import { builtModule, ensureBuilt, ROOT } from './build.ts';
+import { builtModule, ensureBuilt, ROOT } from '../helpers/build.ts';
 import { http, postJson } from './http.ts';
 import { withStep5Limits } from './linux-guide.ts';
 import {

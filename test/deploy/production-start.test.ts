@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryAnswer, SendAnswer } from '../../protocol/protocol.ts';
-import { ROOT } from './build.ts';
+import { ROOT } from '../helpers/build.ts';
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
 

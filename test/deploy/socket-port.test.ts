@@ -2,8 +2,8 @@
  * PORT as a path: IIS (Helicon Zoo, iisnode) hands Node a named pipe
  * (`\\.\pipe\…`) instead of a TCP port. A Unix socket is the Linux analogue,
  * and the same `server.listen(path)` serves both. The chat runs here as the
- * real entry point (`server/main.ts`) in a child process, configured only by
- * its environment, as IIS or Docker would start it.
+ * built entry point (`dist/server/main.js`) in a child process, configured
+ * only by its environment, as IIS or Docker would start it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -11,10 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ensureBuilt, MAIN_JS } from '../helpers/build.ts';
 import { type RecvBody, startTestChat } from '../helpers/chat.ts';
 import { http, postJson } from './http.ts';
-
-const MAIN = new URL('../../server/main.ts', import.meta.url).pathname;
 
 interface Health {
   status: string;
@@ -73,9 +72,10 @@ describe('PORT given as a socket path', () => {
       await rm(dir, { recursive: true, force: true });
     });
 
-    /** Starts `server/main.ts` with PORT=<socket>; resolves when it logs that it listens. */
+    /** Starts the built chat with PORT=<socket>; resolves when it logs that it listens. */
     async function startMain(): Promise<ChildProcess> {
-      const started = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      await ensureBuilt();
+      const started = spawn(process.execPath, [MAIN_JS], {
         env: {
           ...process.env,
           PORT: socketPath,

@@ -22,9 +22,9 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { defaults, loadConfig } from '../../server/core/config.ts';
+import { ensureBuilt, ROOT } from '../helpers/build.ts';
 import { startTestChat } from '../helpers/chat.ts';
 import { apiRoutes } from './api-routes.ts';
-import { ensureBuilt, ROOT } from './build.ts';
 import { baseEnv, type ChatProcess, type Launch, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
 import {

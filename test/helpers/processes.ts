@@ -1,7 +1,9 @@
 /**
- * Real server processes for the scale-out tests: `node --import tsx
- * server/main.ts`, one process or a cluster primary with its workers, on
- * 127.0.0.1.
+ * Real server processes for the scale-out tests: the built chat
+ * (`node dist/server/main.js`, as production runs it; build.ts keeps the
+ * build fresh), one process or a cluster primary with its workers, on
+ * 127.0.0.1. The build, not the sources under tsx: tsx would compile or load
+ * its cache again at the start of every process and every cluster worker.
  *
  * A process is ready when it (or each of its workers) logs its
  * "chat listening on URL" line; the URL is read from that line, so `PORT=0`
@@ -14,6 +16,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt, MAIN_JS } from './build.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const LISTENING = /(?:worker (\d+): )?chat listening on (\S+)/;
@@ -75,7 +78,8 @@ export async function startServerProcess(
     SEND_RATE: '0',
     ...options.env,
   };
-  const args = ['--import', 'tsx', 'server/main.ts'];
+  await ensureBuilt();
+  const args = [MAIN_JS];
   const [command, argv] =
     options.descriptorLimit === undefined
       ? [process.execPath, args]

@@ -10,8 +10,8 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { ensureBuilt, MAIN_JS, ROOT } from '../deploy/build.ts';
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from '../deploy/chat-process.ts';
+import { ensureBuilt, MAIN_JS, ROOT } from '../helpers/build.ts';
 import { serviceUrl } from '../helpers/env.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { integer, parseCli, UsageError } from '../../scripts/cli.ts';
-import { ROOT } from '../deploy/build.ts';
+import { ROOT } from '../helpers/build.ts';
 
 const cli = {
   usage: 'usage: x [--quick] [--rounds=N]',
