@@ -7,9 +7,13 @@ export default defineConfig({
     // tests (each sets its own) but allow slow CI machines some room.
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Suites that start several server processes compete for two cores.
+    // Three files at a time on two cores: many files spend much of their
+    // time waiting (on a poll timeout held through nginx, a cluster worker
+    // restarting, docker-compose or a build in a child process), and a third
+    // file uses the core they leave idle. The suites' timing bounds were
+    // checked at four files at a time as well, for room.
     fileParallelism: true,
-    maxWorkers: 2,
+    maxWorkers: 3,
     // Each worker process runs file after file and keeps the modules it has
     // loaded, instead of loading vitest, the server and its dependencies
     // afresh for every file: that reloading was most of the suite's CPU
