@@ -19,7 +19,7 @@ export class HttpConn {
   private constructor(socket: Socket) {
     this.socket = socket;
     socket.setNoDelay(true);
-    socket.on('data', (chunk) => this.#onData(chunk));
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (error) => this.#fail(error));
     socket.on('close', () => this.#fail(new Error('connection closed by the server')));
   }

@@ -26,7 +26,7 @@ export interface ClusterPresenceOptions {
 }
 
 export function createClusterPresence(options: ClusterPresenceOptions): SharedPresence {
-  const channel = options.channel ?? process;
+  const channel: WorkerChannel = options.channel ?? process;
   const answerTimeoutMs = options.answerTimeoutMs ?? 1_000;
   const waiting = new Map<number, (counts: Map<string, SharedRoom>) => void>();
   // Random start: answers meant for this worker's previous life are ignored.

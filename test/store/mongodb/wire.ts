@@ -65,7 +65,7 @@ export class WireStub {
     let buffered = Buffer.alloc(0);
     socket.on('close', () => this.#sockets.delete(socket));
     socket.on('error', () => {});
-    socket.on('data', (chunk) => {
+    socket.on('data', (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       while (buffered.length >= 4 && buffered.length >= buffered.readInt32LE(0)) {
         const length = buffered.readInt32LE(0);
