@@ -13,7 +13,7 @@ import { isChatIpc } from './bus/cluster-ipc.ts';
 import { type Config, ConfigError, loadConfig } from './core/config.ts';
 import { createLog } from './core/log.ts';
 import { clusterUnsupported, runPrimary } from './process/cluster.ts';
-import { type RunningChat, startChat } from './process/server.ts';
+import type { RunningChat } from './process/server.ts';
 import { startUpProblem } from './process/start-up-error.ts';
 
 /** Read before anything can fail, so a failure can be told in the config's terms. */
@@ -72,6 +72,10 @@ async function main(): Promise<void> {
     });
   }
 
+  // Only a process that serves loads the server (Express, the stores, the
+  // bus): the cluster primary above never does. A stop asked for while it
+  // loads is kept, like one asked for while it starts.
+  const { startChat } = await import('./process/server.ts');
   chat = await startChat(config, { log });
   // The URL comes first and stays connectable: test helpers, the browser
   // suite, the bench and the guide's check read it from this line.
