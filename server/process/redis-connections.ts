@@ -5,8 +5,13 @@
  * answers on both within `REDIS_TIMEOUT_MS` (`server/bus/redis-health.ts`).
  * The bus, the presence and the send limit are handed these (`server.ts`);
  * this module owns them and quits them last.
+ *
+ * ioredis is loaded here, when `REDIS_URL` asks for it, not when the server
+ * module is: a chat without Redis never pays for loading the client (and
+ * Node's TLS), as it never loads the MySQL or MongoDB driver it does not use
+ * (`server/store/open-store.ts`).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type RedisHealth, watchRedis } from '../bus/redis-health.ts';
 import type { Log } from '../core/log.ts';
 
@@ -21,7 +26,12 @@ export interface RedisConnections {
 /** How long startup waits for Redis before it goes on without it (the bus connects once Redis is there). */
 export const READY_WAIT_MS = 5_000;
 
-export function openRedis(url: string, log: Log, timeoutMs: number): RedisConnections {
+export async function openRedis(
+  url: string,
+  log: Log,
+  timeoutMs: number,
+): Promise<RedisConnections> {
+  const { Redis } = await import('ioredis');
   // The publisher fails fast while Redis is down (no offline queue): a send
   // must not wait for Redis, and a message queued for minutes is worth
   // nothing once the store has caught everyone up. The subscriber keeps the

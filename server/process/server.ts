@@ -226,7 +226,7 @@ interface Backends {
 async function openBackends(config: Readonly<Config>, log: Log): Promise<Backends> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
   if (config.redisUrl !== undefined) {
-    const redis = openRedis(config.redisUrl, log, config.redisTimeoutMs);
+    const redis = await openRedis(config.redisUrl, log, config.redisTimeoutMs);
     const { health } = redis;
     const bus = new RedisBus(redis.publisher, redis.subscriber, {
       channel: `${config.redisPrefix}:messages`,
