@@ -2,17 +2,19 @@
  * The compose files as docker-compose itself resolves them (`docker-compose
  * config`, no engine needed), for the suites that read them.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { hasCommand } from '../helpers/needs.ts';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const MAIN_FILE = join(ROOT, 'docker-compose.yml');
 export const MONGODB_FILE = join(ROOT, 'deploy', 'docker-compose.mongodb.yml');
 export const HTTPS_FILE = join(ROOT, 'deploy', 'docker-compose.https.yml');
 
-export const hasCompose =
-  spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+// On the PATH, not `docker-compose version`: that starts Python and loads
+// all of docker-compose, in every test worker that imports this module.
+export const hasCompose = hasCommand('docker-compose');
 if (!hasCompose && process.env.CI) {
   throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
 }
