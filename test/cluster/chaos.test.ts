@@ -14,7 +14,9 @@ import { openStore } from '../../server/store/open-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import type { RecvBody } from '../helpers/chat.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
+import type { ServerProcess } from '../helpers/processes.ts';
 import { useChatProcesses } from './fixture.ts';
+import type { ChatClient } from './http-client.ts';
 
 const ROOMS = ['chaos-a', 'chaos-b'];
 const CLIENTS = 20;
@@ -46,6 +48,18 @@ describeWith(
     it('gives every client every message of its room exactly once, in order', async () => {
       const started = performance.now();
       const pick = () => servers[randomInt(servers.length)]!;
+      // One keep-alive client per address, node:http under it (lighter than
+      // fetch): a restarted process is on the same address, and a connection
+      // to the killed one fails like any other request to it.
+      const byUrl = new Map<string, ChatClient>();
+      const via = (server: ServerProcess): ChatClient => {
+        let http = byUrl.get(server.url);
+        if (!http) {
+          http = chat.client(server);
+          byUrl.set(server.url, http);
+        }
+        return http;
+      };
       const clients: Client[] = Array.from({ length: CLIENTS }, (_, i) => ({
         room: ROOMS[i % ROOMS.length]!,
         received: [],
@@ -68,11 +82,9 @@ describeWith(
           const query = `room=${client.room}&since=${client.cursor}&client=${id}`;
           let answer: RecvBody;
           try {
-            const res = await fetch(`${pick().url}/recv?${query}`, {
-              signal: client.inFlight.signal,
-            });
+            const res = await via(pick()).get(`/recv?${query}`, client.inFlight.signal);
             if (res.status !== 200) throw new Error(`status ${res.status}`);
-            answer = (await res.json()) as RecvBody;
+            answer = res.body as RecvBody;
           } catch (error) {
             if (client.inFlight.signal.aborted) return;
             client.failedPolls += 1; // The killed process: poll another one.
@@ -97,12 +109,7 @@ describeWith(
         // stored but never answered is found by its key, not stored twice.
         for (;;) {
           try {
-            const res = await fetch(`${pick().url}/send`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify(body),
-            });
-            await res.arrayBuffer();
+            const res = await via(pick()).post('/send', body);
             if (res.status === 200) break;
           } catch {}
           failedSends += 1;
