@@ -2,7 +2,8 @@
  * The compose files as docker-compose itself resolves them (`docker-compose
  * config`, no engine needed), for the suites that read them.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { hasCommand } from '../helpers/needs.ts';
@@ -68,14 +69,35 @@ export async function resolvedConfig(
   const { stdout } = await run('docker-compose', [...files, 'config'], {
     env: composeEnv(vars),
   });
-  // PyYAML comes with docker-compose (it is written in Python).
+  // PyYAML comes with docker-compose (it is written in Python): read it with
+  // the Python that runs docker-compose.
   const { stdout: json } = await new Promise<{ stdout: string }>((resolve, reject) => {
     const child = execFile(
-      'python3',
+      composePython(),
       ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
       (error, out) => (error ? reject(error) : resolve({ stdout: out })),
     );
     child.stdin?.end(stdout);
   });
   return JSON.parse(json) as Compose;
+}
+
+let python: string | undefined;
+/**
+ * The interpreter on docker-compose's `#!` line (`/usr/bin/python3` on
+ * Debian), or `python3` when that line asks env to find one. Not whatever
+ * `python3` comes first on the PATH: it may lack PyYAML, or be a version
+ * manager's shim that runs a chain of shell scripts before Python starts.
+ */
+function composePython(): string {
+  if (python === undefined) {
+    const script = execFileSync('sh', ['-c', 'command -v docker-compose'], { encoding: 'utf8' });
+    const head = Buffer.alloc(128);
+    const fd = openSync(script.trim(), 'r');
+    readSync(fd, head);
+    closeSync(fd);
+    const shebang = /^#!\s*(\S+)/.exec(head.toString('latin1'))?.[1];
+    python = shebang === undefined || shebang.endsWith('/env') ? 'python3' : shebang;
+  }
+  return python;
 }
