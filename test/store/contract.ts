@@ -11,6 +11,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import type { MessageStore, NewMessage } from '../../server/store/store.ts';
+import { ensureBuilt } from '../helpers/build.ts';
 import type { ContractContext } from './contract/context.ts';
 import { describeKeysAndText } from './contract/keys-and-text.ts';
 import { describeLifecycle } from './contract/lifecycle.ts';
@@ -64,6 +65,7 @@ export function describeStore(
 
     /** Runs `store-worker.ts` in a child process; resolves when it exits 0. */
     const runWorker = async (url: string, ...args: string[]) => {
+      await ensureBuilt();
       const child = spawn(process.execPath, ['--import', 'tsx', WORKER, url, ...args], {
         stdio: ['ignore', 'ignore', 'pipe'],
       });

@@ -1,7 +1,10 @@
 /**
  * A separate process that opens a store by `DATABASE_URL`, the way another
  * server process or cluster worker would, for the contract's cross-process
- * cases. Run as `node --import tsx store-worker.ts <url> <command> …`:
+ * cases: the built store (`dist/`, kept fresh by test/helpers/build.ts), as
+ * a server process runs it, so neither this process nor its SQLite thread
+ * loads the store's sources through tsx. Run as
+ * `node --import tsx store-worker.ts <url> <command> …`:
  *
  * - `init <room>`: init the store (as a starting server does), then append one message;
  * - `append <room> <count> <tag> <inFlight>`: append `count` messages, `inFlight` at a time,
@@ -10,8 +13,11 @@
  * It exits 0 when done and non-zero (with the error on stderr) otherwise.
  */
 
-import { openStore } from '../../server/store/open-store.ts';
+import type * as OpenStore from '../../server/store/open-store.ts';
 import { appendMany } from '../helpers/append-many.ts';
+import { builtModule } from '../helpers/build.ts';
+
+const { openStore } = await builtModule<typeof OpenStore>('server/store/open-store.js');
 
 const [url, command, room, ...args] = process.argv.slice(2);
 if (!url || !room) throw new Error('usage: store-worker.ts <url> <command> <room> …');
