@@ -449,6 +449,24 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Starts the chat on a port that was free a moment ago, as IIS hands one
+ * over. Between that moment and the chat's bind, a connection of another
+ * file running beside this one may take the port as its own local port (the
+ * same ephemeral range): the chat then says the port is in use, and another
+ * port is tried, three times at most.
+ */
+async function startOnFreePort(launch: (port: number) => Launch) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, chat: await startChatProcess(launch(port)) };
+    } catch (error) {
+      if (attempt === 3 || !/port \d+ is in use/.test(String(error))) throw error;
+    }
+  }
+}
+
 /** Windows paths in the file, as this machine spells them (node.exe takes / as well). */
 const posix = (value: string) => value.replace(/\\/g, '/');
 
@@ -484,14 +502,14 @@ describe('the built chat, started with each file’s settings as its module star
       env[name] = posix(value.replaceAll('%APPL_PHYSICAL_PATH%', site));
     }
     expect(() => loadConfig(env)).not.toThrow();
-    const port = await freePort();
-    chat = await startChatProcess({
+    const started = await startOnFreePort((port) => ({
       command: process.execPath,
       args: [env.APP_WORKER!],
       cwd: tmpdir(),
       env: { ...baseEnv(), ...env, PORT: String(port) },
-    });
-    expect(chat.url).toBe(`http://127.0.0.1:${port}`);
+    }));
+    chat = started.chat;
+    expect(chat.url).toBe(`http://127.0.0.1:${started.port}`);
     await expectAnswers(chat.url);
     expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
   });
@@ -499,24 +517,26 @@ describe('the built chat, started with each file’s settings as its module star
   it('HttpPlatformHandler: absolute paths into the site folder, from any working folder, PORT from HTTP_PLATFORM_PORT', async () => {
     site = await siteFolder([HTTP_PLATFORM]);
     const hp = iisConfig(HTTP_PLATFORM);
-    const port = await freePort();
     // C:\inetpub\chat (docs/deploy-iis.md's site folder) is this test's copy.
     const here = (value: string) =>
       posix(value.replaceAll(IIS_SITE, site!).replaceAll(posix(IIS_SITE), site!));
     const vars = hp.pairs(`${WS}/httpPlatform/environmentVariables/environmentVariable`);
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(vars)) {
-      env[name] = here(value.replaceAll('%HTTP_PLATFORM_PORT%', String(port)));
-    }
-    const launch: Launch = {
-      command: process.execPath, // processPath: node.exe
-      args: [here(hp.xpath(`${WS}/httpPlatform/@arguments`))],
-      // Microsoft does not say which folder node.exe starts in: not the site.
-      cwd: tmpdir(),
-      env: { ...baseEnv(), ...env },
+    const launch = (port: number): Launch => {
+      const env: Record<string, string> = {};
+      for (const [name, value] of Object.entries(vars)) {
+        env[name] = here(value.replaceAll('%HTTP_PLATFORM_PORT%', String(port)));
+      }
+      return {
+        command: process.execPath, // processPath: node.exe
+        args: [here(hp.xpath(`${WS}/httpPlatform/@arguments`))],
+        // Microsoft does not say which folder node.exe starts in: not the site.
+        cwd: tmpdir(),
+        env: { ...baseEnv(), ...env },
+      };
     };
-    chat = await startChatProcess(launch);
-    expect(chat.url).toBe(`http://127.0.0.1:${port}`);
+    const started = await startOnFreePort(launch);
+    chat = started.chat;
+    expect(chat.url).toBe(`http://127.0.0.1:${started.port}`);
     await expectAnswers(chat.url);
     expect(existsSync(join(site, 'data', 'chat.sqlite'))).toBe(true);
   });
