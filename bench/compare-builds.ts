@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3] [--rounds=9] [--pin]`
+ * `npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3] [--rounds=9] [--workers=1] [--pin]`
  * (each DIR a checkout of the chat built with `npm run build`, with
  * `node_modules` in place): one of the bench's tests against two builds or
  * more, head to head, each on SQLite in /dev/shm.
@@ -38,11 +38,12 @@ import { readCli, usageError } from '../scripts/cli.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { median } from './lib/ratios.ts';
 import { chatSpec, type RunningServer, startServer } from './lib/servers.ts';
+import { hasForked } from './scenarios/cluster.ts';
 import { fanout, sustained } from './scenarios/polls.ts';
 
 const usage = {
   usage: `usage: npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3]
-         [--rounds=9] [--warmups=3] [--messages=2000] [--clients=10000] [--pin]
+         [--rounds=9] [--warmups=3] [--messages=2000] [--clients=10000] [--workers=1] [--pin]
 
 One bench test against built checkouts of the chat, head to head.
 
@@ -52,6 +53,7 @@ One bench test against built checkouts of the chat, head to head.
   --warmups=N    full-size runs of each build first (default 3)
   --messages=N   T6: messages per run (default 2000)
   --clients=N    T5: waiting polls per run (default 10000)
+  --workers=N    WORKERS for every build: 2 compares cluster mode (default 1)
   --pin          servers on core 0 (run this script under taskset -c 1)
   -h, --help     this help`,
   options: {
@@ -61,6 +63,7 @@ One bench test against built checkouts of the chat, head to head.
     warmups: { type: 'string' },
     messages: { type: 'string' },
     clients: { type: 'string' },
+    workers: { type: 'string' },
     pin: { type: 'boolean' },
   },
   positionals: { max: 12 },
@@ -77,6 +80,7 @@ const sessions = cli.integer('sessions', 3, { min: 1 });
 const warmups = cli.integer('warmups', 3, { min: testName === 'T5' ? 1 : 0 });
 const t6 = { subscribers: 100, senders: 4, messages: cli.integer('messages', 2_000, { min: 1 }) };
 const clients = cli.integer('clients', 10_000, { min: 1 });
+const workers = cli.integer('workers', 1, { min: 1 });
 
 /** One run's figures by name, and what a ratio of each means. */
 type Figures = Record<string, number>;
@@ -144,13 +148,18 @@ async function runSession(session: number): Promise<void> {
     for (const [i, dir] of dirs.entries()) {
       const spec = chatSpec(dir, dir, {
         databaseUrl: `sqlite:${join(scratch, `${session}-${i}.sqlite`)}`,
+        workers,
       });
       // Each build runs its own entry point with its own bench routes.
       spec.argv = spec.argv.map((arg) =>
         arg.startsWith('./bench/') || arg.startsWith('dist/') ? join(dir, arg) : arg,
       );
       if (cli.values.pin) spec.argv = ['taskset', '-c', '0', ...spec.argv];
-      servers.push(await startServer(spec));
+      const server = await startServer(spec);
+      servers.push(server);
+      if (workers > 1 && !(await hasForked(server, workers))) {
+        throw new Error(`${dir}: no cluster workers at WORKERS=${workers}`);
+      }
     }
     for (const server of servers) {
       for (let i = 0; i < warmups; i++) {
@@ -187,7 +196,8 @@ function report(): void {
         .map((row, i) => row[name]! / theirs[i]![name]!),
     );
   };
-  console.log(`\n${test}: ${rounds * sessions} rounds over ${sessions} sessions; medians`);
+  const mode = workers > 1 ? `, WORKERS=${workers}` : '';
+  console.log(`\n${test}${mode}: ${rounds * sessions} rounds over ${sessions} sessions; medians`);
   for (const { name, unit, higherIsBetter } of FIGURES[test]) {
     const first = source(name) === firstRuns ? ', each session’s first run' : '';
     console.log(`${unit} (${higherIsBetter ? 'higher' : 'lower'} is better${first}):`);

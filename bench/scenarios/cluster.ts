@@ -25,16 +25,23 @@ async function startCluster(
   const server = await startServer(
     chatSpec(`chat-w${workers}`, `chat, WORKERS=${workers}`, { databaseUrl, workers }),
   );
-  if (workers === 1) return server;
-  // The primary plus its workers. A worker answered `/time` already, so the
-  // fork has happened; the grace only covers a second worker still starting.
-  const deadline = Date.now() + 1_000;
-  while (Date.now() < deadline) {
-    if ((await server.processCount()) > workers) return server;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  if (workers === 1 || (await hasForked(server, workers))) return server;
   await server.stop();
   return undefined;
+}
+
+/**
+ * Whether a server started with `workers` workers runs the primary plus
+ * them. A worker answered the ready check already, so the fork has
+ * happened; the grace only covers a second worker still starting.
+ */
+export async function hasForked(server: RunningServer, workers: number): Promise<boolean> {
+  const deadline = Date.now() + 1_000;
+  while (Date.now() < deadline) {
+    if ((await server.processCount()) > workers) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
 }
 
 export async function cpuBound(
