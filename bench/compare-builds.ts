@@ -199,6 +199,17 @@ function report(): void {
   const mode = workers > 1 ? `, WORKERS=${workers}` : '';
   console.log(`\n${test}${mode}: ${rounds * sessions} rounds over ${sessions} sessions; medians`);
   for (const { name, unit, higherIsBetter } of FIGURES[test]) {
+    if (
+      dirs.every((dir) =>
+        source(name)
+          .get(dir)!
+          .every((row) => Number.isNaN(row[name])),
+      )
+    ) {
+      // The JS heap comes from one process's own GC (`/bench/gc`): a cluster has several.
+      console.log(`${unit}: not measured${mode}`);
+      continue;
+    }
     const first = source(name) === firstRuns ? ', each session’s first run' : '';
     console.log(`${unit} (${higherIsBetter ? 'higher' : 'lower'} is better${first}):`);
     for (const [i, dir] of dirs.entries()) {
