@@ -125,8 +125,13 @@ export async function startServer(
   startTimeoutMs = 15_000,
 ): Promise<RunningServer> {
   const port = await freePort();
+  // The bus is part of what is measured: a REDIS_URL in the shell (CI
+  // exports one for the test suites) would put every chat under test on
+  // Redis pub/sub, unannounced, instead of one process or the cluster's IPC.
+  const inherited = { ...process.env };
+  delete inherited.REDIS_URL;
   const child = spawnWithFileLimit(spec.argv, {
-    env: { ...process.env, ...spec.env, PORT: String(port) },
+    env: { ...inherited, ...spec.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
