@@ -10,11 +10,10 @@ export default defineConfig({
     // Four files at a time on two cores: many files spend much of their
     // time waiting (on a poll timeout held through nginx, a cluster worker
     // restarting, docker-compose or a build in a child process), and the
-    // files beside them use the cores they leave idle. Measured on this
-    // two-core machine (whole suite, wall): three at a time left a quarter
-    // of the CPU idle; four took about 12% less time; five, little more.
-    // The suites' timing bounds hold at four (CI runs it so) and were
-    // checked at five as well, for room.
+    // files beside them use the cores they leave idle. On two cores three
+    // at a time still left them idle part of the run, and five gained
+    // little over four. The suites' timing bounds hold at four (CI runs it
+    // so) and were checked at five as well, for room.
     fileParallelism: true,
     maxWorkers: 4,
     // Each worker process runs file after file and keeps the modules it has
