@@ -2,11 +2,11 @@
  * The compose files as docker-compose itself resolves them (`docker-compose
  * config`, no engine needed), for the suites that read them.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { hasCommand } from '../helpers/needs.ts';
+import { commandPath } from '../helpers/needs.ts';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const MAIN_FILE = join(ROOT, 'docker-compose.yml');
@@ -15,7 +15,8 @@ export const HTTPS_FILE = join(ROOT, 'deploy', 'docker-compose.https.yml');
 
 // On the PATH, not `docker-compose version`: that starts Python and loads
 // all of docker-compose, in every test worker that imports this module.
-export const hasCompose = hasCommand('docker-compose');
+const composePath = commandPath('docker-compose');
+export const hasCompose = composePath !== undefined;
 if (!hasCompose && process.env.CI) {
   throw new Error('docker-compose must be installed in CI (apt-get install docker-compose)');
 }
@@ -91,9 +92,8 @@ let python: string | undefined;
  */
 function composePython(): string {
   if (python === undefined) {
-    const script = execFileSync('sh', ['-c', 'command -v docker-compose'], { encoding: 'utf8' });
     const head = Buffer.alloc(128);
-    const fd = openSync(script.trim(), 'r');
+    const fd = openSync(composePath!, 'r');
     readSync(fd, head);
     closeSync(fd);
     const shebang = /^#!\s*(\S+)/.exec(head.toString('latin1'))?.[1];

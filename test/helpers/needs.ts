@@ -52,10 +52,15 @@ export function describeWith(need: Need, title: string, body: () => void): void 
 }
 
 export function hasCommand(name: string): boolean {
+  return commandPath(name) !== undefined;
+}
+
+/** Where the shell finds a command (`command -v`), or undefined when it does not. */
+export function commandPath(name: string): string | undefined {
   try {
-    execFileSync('sh', ['-c', `command -v "$0"`, name], { stdio: 'ignore' });
-    return true;
+    const found = execFileSync('sh', ['-c', `command -v "$0"`, name], { encoding: 'utf8' });
+    return found.trim() || undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
