@@ -19,17 +19,20 @@
 ARG NODE_IMAGE=node:26-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 compiles from source when no prebuilt binary can be fetched.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+# No compiler: better-sqlite3 13 is a Node-API module whose package carries
+# its binaries for every platform, and package.json's allowScripts denies
+# its install script (npm ci would otherwise run node-gyp from the lockfile,
+# WiseLibs/better-sqlite3#1516).
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-# Prune keeps the compiled native module: the runtime stage shares this base
-# image (same glibc, same Node ABI), so it needs no compiler.
-RUN npm run build && npm prune --omit=dev
+# The app stage keeps only this platform's SQLite binary: not the other
+# platforms' nor the C sources they were built from.
+RUN npm run build && npm prune --omit=dev \
+ && cd node_modules/better-sqlite3 \
+ && rm -rf deps src binding.gyp \
+ && find prebuilds -type f ! -name "linux-$(node -p process.arch).node" -delete
 
 FROM nginx:1.28-alpine AS web
 # nginx >= 1.27.3: `server app:3000 resolve` follows the replicas' addresses.

@@ -155,6 +155,8 @@ class RedisOrMemoryStore implements Store {
   readonly #state: OutageState;
   readonly #health: RedisHealth | undefined;
   readonly #timeoutMs: number;
+  #options = { windowMs: 0 } as Options;
+  #scripts: Promise<boolean> = Promise.resolve(false);
   readonly localKeys = false;
   readonly prefix: string;
 
@@ -169,15 +171,34 @@ class RedisOrMemoryStore implements Store {
       sendCommand: (command: string, ...args: string[]) =>
         redis.call(command, ...args) as Promise<number | string | (number | string)[]>,
     });
-    // It loads its scripts at once; if Redis is not there yet, the loads
-    // fail, and it loads them again on first use. Nobody else awaits these.
-    this.#redis.incrementScriptSha.catch(() => {});
-    this.#redis.getScriptSha.catch(() => {});
   }
 
+  /**
+   * rate-limit-redis (6.x) loads its Lua scripts in `init()`, and the
+   * promise it returns is the only place a failed load shows: left alone,
+   * it is an unhandled rejection that ends the process when Redis is not
+   * there yet at start. A failed load is remembered instead, and the next
+   * count loads the scripts again (inside its deadline) before it runs.
+   */
   init(options: Options): void {
-    this.#redis.init(options);
+    this.#options = options;
+    this.#scripts = this.#loadScripts();
     this.#memory.init(options);
+  }
+
+  #loadScripts(): Promise<boolean> {
+    return this.#redis.init(this.#options).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  async #countInRedis(key: string): Promise<IncrementResponse> {
+    if (!(await this.#scripts)) {
+      this.#scripts = this.#loadScripts();
+      if (!(await this.#scripts)) throw new Error('the shared limit scripts did not load');
+    }
+    return this.#redis.increment(key);
   }
 
   async increment(key: string): Promise<IncrementResponse> {
@@ -187,7 +208,7 @@ class RedisOrMemoryStore implements Store {
     }
     try {
       const counted = await withDeadline(
-        this.#redis.increment(key),
+        this.#countInRedis(key),
         this.#timeoutMs,
         'shared send limit',
       );
