@@ -60,7 +60,7 @@ VOLUME ["/app/data"]
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # docker stop sends SIGTERM: the chat answers every waiting poll with an empty
 # list (clients reconnect to another replica at once) and exits.
 STOPSIGNAL SIGTERM

@@ -139,6 +139,12 @@ export interface Config {
   bodyTimeoutMs: number;
   /** The request headers must have arrived within this (Node's `server.headersTimeout`). @default 10000 */
   headersTimeoutMs: number;
+  /**
+   * On SIGTERM, how long the chat goes on serving with `GET /ready` (and
+   * `/health`) answering 503 `draining` before it stops accepting: the time
+   * a load balancer needs to see that and send nothing new. @default 0
+   */
+  shutdownDrainMs: number;
 }
 
 export const defaults: Config = Object.freeze({
@@ -187,6 +193,7 @@ export const defaults: Config = Object.freeze({
   allowedHosts: [],
   bodyTimeoutMs: 15_000,
   headersTimeoutMs: 10_000,
+  shutdownDrainMs: 0,
 });
 
 export class ConfigError extends Error {
@@ -296,6 +303,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       .filter(Boolean),
     bodyTimeoutMs: int('BODY_TIMEOUT_MS', defaults.bodyTimeoutMs, 1_000, 600_000),
     headersTimeoutMs: int('HEADERS_TIMEOUT_MS', defaults.headersTimeoutMs, 1_000, 600_000),
+    shutdownDrainMs: int('SHUTDOWN_DRAIN_MS', defaults.shutdownDrainMs, 0, 600_000),
   };
 
   if (!/^(sqlite:|mysql:\/\/|mongodb(\+srv)?:\/\/|memory:)/.test(config.databaseUrl)) {

@@ -15,6 +15,7 @@ export const API_ROUTES = [
   { path: '/history', allow: 'GET, HEAD' },
   { path: '/time', allow: 'GET, HEAD' },
   { path: '/health', allow: 'GET, HEAD' },
+  { path: '/ready', allow: 'GET, HEAD' },
 ] as const;
 
 export type ApiPath = (typeof API_ROUTES)[number]['path'];

@@ -49,7 +49,9 @@ export function createApp(
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
   app.get('/history', historyRoute(chat, ops?.store));
-  app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
+  const health = healthRoute(chat, ops?.store, ops?.bus);
+  app.get('/health', health);
+  app.get('/ready', health);
   app.post('/typing', typingRoute(chat, typingLimit));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));
 

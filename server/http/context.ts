@@ -21,6 +21,11 @@ export interface ChatContext {
   telemetry: Telemetry;
   /** The store's up/down state: an outage is logged once per change, not once per request. */
   storeState?: OutageState | undefined;
+  /**
+   * Set when a graceful shutdown has begun: `/ready` and `/health` answer
+   * 503 `draining` from then on, while the chat still serves.
+   */
+  lifecycle: { draining: boolean };
   /** The bus's Redis connection (the publisher), when there is Redis: the send limit counts in it. */
   redis?: Redis | undefined;
 }

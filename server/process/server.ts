@@ -21,6 +21,7 @@ import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Bus, LocalBus } from '../bus/bus.ts';
 import { ClusterBus } from '../bus/cluster-bus.ts';
 import { RedisBus } from '../bus/redis-bus.ts';
@@ -136,6 +137,7 @@ export async function startChat(
     telemetry,
     storeState: ops.store,
     redis: backends.redis,
+    lifecycle: { draining: false },
   };
   const sendLimit = createSendLimit(config, {
     redis: chat.redis,
@@ -189,6 +191,8 @@ export async function startChat(
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
     closing ??= (async () => {
+      chat.lifecycle.draining = true;
+      if (config.shutdownDrainMs > 0) await delay(config.shutdownDrainMs);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       hub.shutdown();
       server.closeIdleConnections();

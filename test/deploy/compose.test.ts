@@ -13,6 +13,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SETTINGS_BEGIN } from '../../scripts/env-example.ts';
 import {
   type Compose,
   composeEnv,
@@ -116,10 +117,10 @@ describe.skipIf(!hasCompose)(title, () => {
       }
     });
 
-    it('checks health on the port the chat listens on', () => {
+    it('checks readiness on the port the chat listens on', () => {
       const app = main.services.app;
       expect(app?.healthcheck?.test.join(' ')).toContain(
-        `127.0.0.1:${app?.environment?.PORT}/health`,
+        `127.0.0.1:${app?.environment?.PORT}/ready`,
       );
     });
   });
@@ -234,7 +235,9 @@ describe('.env.example', () => {
         read.add(match[1]!);
       }
     }
-    const example = await readFile(join(ROOT, '.env.example'), 'utf8');
+    // The compose half: the chat's own settings follow it (scripts/env-example.ts).
+    const whole = await readFile(join(ROOT, '.env.example'), 'utf8');
+    const example = whole.slice(0, whole.indexOf(SETTINGS_BEGIN));
     const named = [...example.matchAll(/^#?([A-Z_]+)=/gm)].map((m) => m[1]!);
     expect([...new Set(named)].sort()).toEqual([...read].sort());
   });

@@ -3,7 +3,7 @@
  * this reads it: the stages docker-compose names exist, the image runs on a
  * supported Node LTS, the app stage holds only what production needs and
  * runs the entrypoint as a non-root user, with its SQLite folder a volume and
- * a health check on /health. What the entrypoint does is run for real in
+ * a health check on /ready. What the entrypoint does is run for real in
  * docker-entrypoint.test.ts; a build on a machine with Docker is still the
  * real test of the file (docs/deploy.md says so).
  */
@@ -89,8 +89,8 @@ describe('Dockerfile', () => {
       expect(app).toMatch(/^WORKDIR \/app$/m);
     });
 
-    it('checks the app’s health on /health and stops it with SIGTERM', () => {
-      expect(app).toMatch(/HEALTHCHECK[\s\S]*\/health/);
+    it('checks the app’s readiness on /ready and stops it with SIGTERM', () => {
+      expect(app).toMatch(/HEALTHCHECK[\s\S]*\/ready/);
       expect(app).toMatch(/^STOPSIGNAL SIGTERM$/m);
     });
   });

@@ -102,7 +102,7 @@ describe.each(ROUTES)('$title', ({ file, apiUrl, private: privateUrls }) => {
 
   describe('routing, replayed as IIS applies the rules and handlers', () => {
     it('sends every route of the chat app to Node', () => {
-      expect(api).toEqual(['/health', '/history', '/recv', '/send', '/time', '/typing']);
+      expect(api).toEqual(['/health', '/history', '/ready', '/recv', '/send', '/time', '/typing']);
       for (const path of api) {
         const { url, handler } = route(`${path}?room=main&since=3`);
         expect({ path, url, handler }).toEqual({

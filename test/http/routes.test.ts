@@ -79,6 +79,48 @@ describe('GET /health', () => {
   });
 });
 
+describe('GET /ready', () => {
+  it('answers as /health does: {"status":"ok"} while the chat serves', async () => {
+    chat = await startTestChat();
+    const res = await chat.get('/ready');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers 503 unavailable with Retry-After when the store is down', async () => {
+    class DownStore extends MemoryStore {
+      override async ping(): Promise<never> {
+        throw new StoreUnavailableError('MySQL cannot be used now: ECONNREFUSED');
+      }
+    }
+    chat = await startTestChat({}, { store: new DownStore() });
+    const res = await chat.get('/ready');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await res.json()).toEqual({ status: 'unavailable' });
+  });
+
+  describe('once a graceful shutdown has begun (SHUTDOWN_DRAIN_MS)', () => {
+    it('answers 503 draining, /health too, while sends and polls are still served', async () => {
+      chat = await startTestChat({ shutdownDrainMs: 1_500 });
+      const running = chat;
+      const poll = running.recv('since=0');
+      await until(() => running.hub.waiting === 1, 'the poll to wait');
+      const closed = running.close();
+      for (const path of ['/ready', '/health']) {
+        const res = await running.get(path);
+        expect({ path, status: res.status }).toEqual({ path, status: 503 });
+        expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(await res.json()).toEqual({ status: 'draining' });
+      }
+      const sent = await running.send({ text: 'still served while draining' });
+      expect((await poll).messages.map((m) => m.id)).toEqual([sent.id]);
+      await closed;
+    });
+  });
+});
+
 describe('security headers', () => {
   it("answers /recv, /time and /send, refusals included, with the JSON headers and not helmet's", async () => {
     chat = await startTestChat();
