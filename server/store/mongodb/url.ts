@@ -1,18 +1,16 @@
 /**
- * The database a MongoDB connection string names.
+ * The database a MongoDB connection string names, read with the driver's
+ * own parser (mongodb-connection-string-url, which the driver depends on):
+ * the chat reads a URL exactly as the driver will, several hosts, SRV,
+ * Unix sockets and percent-encoding included.
  *
  * Without a path the driver silently uses the database `test`, and a user's
  * credentials are then checked against `admin`; with a path, that database
  * is also where credentials are looked up unless `authSource` says
  * otherwise. The chat therefore requires the path (`…/chat`) and the docs
  * say to add `?authSource=admin` for a user created in `admin`.
- *
- * Not `new URL()`: a connection string may list several hosts
- * (`mongodb://a:27017,b:27017/chat?replicaSet=rs0`), which WHATWG URL
- * parsing refuses. The MongoDB spec requires `/`, `?`, `@` and `:` inside
- * the user name and password to be percent-encoded, so the first `/` after
- * `://` ends the host list.
  */
+import { ConnectionString, redactConnectionString } from 'mongodb-connection-string-url';
 
 export interface MongoUrlParts {
   /** `mongodb://` or `mongodb+srv://`. */
@@ -26,16 +24,21 @@ export interface MongoUrlParts {
 }
 
 export function splitMongoUrl(url: string): MongoUrlParts {
-  const scheme = /^mongodb(\+srv)?:\/\//.exec(url)?.[0];
-  if (!scheme) throw new Error(`Not a MongoDB URL: ${redact(url)}`);
-  const rest = url.slice(scheme.length);
-  const end = firstOf(rest, '/?');
-  const authority = rest.slice(0, end);
-  const afterHosts = rest.slice(end);
-  const queryAt = afterHosts.indexOf('?');
-  const path = queryAt < 0 ? afterHosts : afterHosts.slice(0, queryAt);
-  const query = queryAt < 0 ? '' : afterHosts.slice(queryAt);
-  return { scheme, authority, database: decodeURIComponent(path.replace(/^\//, '')), query };
+  let parsed: ConnectionString;
+  try {
+    parsed = new ConnectionString(url);
+  } catch (error) {
+    throw new Error(`Not a MongoDB URL: ${redact(url)} (${(error as Error).message})`);
+  }
+  const credentials = parsed.username
+    ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@`
+    : '';
+  return {
+    scheme: `${parsed.protocol}//`,
+    authority: credentials + parsed.hosts.join(','),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
+    query: parsed.search,
+  };
 }
 
 /** The database `url` names; throws a message saying what to write when it names none. */
@@ -53,10 +56,10 @@ export function mongoDatabaseName(url: string): string {
 
 /** The URL with its password replaced by `***`, for messages and logs. */
 export function redact(url: string): string {
-  return url.replace(/^([a-z+]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
-}
-
-function firstOf(text: string, chars: string): number {
-  for (let i = 0; i < text.length; i++) if (chars.includes(text[i]!)) return i;
-  return text.length;
+  const redacted = redactConnectionString(url, {
+    replacementString: '***',
+    redactUsernames: false,
+  });
+  // What the parser cannot read it returns as it was: hide a password there too.
+  return redacted === url ? url.replace(/^([a-z+]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@') : redacted;
 }
