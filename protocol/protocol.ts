@@ -113,6 +113,13 @@ export const limits = Object.freeze({
   defaultHistoryLimit: 50,
   /** Largest request body of `POST /send`, in bytes. */
   maxBodyBytes: 16 * 1024,
+  /**
+   * Fields a `POST /send` or `POST /typing` body may have, JSON or form
+   * (past it, 400 `too_many_fields`). Fields a route does not read are
+   * ignored; the body limit bounds the work already, and this keeps a body
+   * of thousands of empty fields from costing more.
+   */
+  maxFields: 100,
   /** Nicknames listed in `people.names`; the rest are counted in `people.more`. */
   maxPeopleListed: 50,
   /** A page sends `POST /typing` at most this often while its person types (ms). */

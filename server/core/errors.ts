@@ -12,6 +12,10 @@ import { CLIENT_PATTERN, KEY_PATTERN, limits, ROOM_PATTERN } from '../../protoco
 export const errorCodes = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   invalid_body: { status: 400, message: 'The request body must be an object of fields.' },
+  too_many_fields: {
+    status: 400,
+    message: `The request body has more than ${limits.maxFields} fields.`,
+  },
   text_required: { status: 400, message: 'Field "text" is required and must not be blank.' },
   text_too_long: {
     status: 400,

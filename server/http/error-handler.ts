@@ -22,7 +22,7 @@ import { StoreUnavailableError } from '../store/store.ts';
 /** body-parser's error `type`s, by the code we answer with. */
 const bodyParserErrors: Record<string, ErrorCode> = {
   'entity.too.large': 'body_too_large',
-  'parameters.too.many': 'body_too_large',
+  'parameters.too.many': 'too_many_fields',
   'entity.parse.failed': 'invalid_json',
   'charset.unsupported': 'unsupported_media_type',
   'encoding.unsupported': 'unsupported_encoding',

@@ -72,7 +72,7 @@ export function createSendHandler(
     'application/x-www-form-urlencoded': bodyParser.urlencoded({
       limit: BODY_LIMIT,
       extended: false,
-      parameterLimit: 20,
+      parameterLimit: limits.maxFields,
       verify: verifyUtf8,
     }),
   };

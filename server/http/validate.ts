@@ -41,10 +41,14 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  */
 const DIRECTION_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
 
-/** Control characters other than tab and newline have no place in a chat line. */
+/**
+ * Control characters other than tab and newline have no place in a chat
+ * line: C0, DEL and C1 (U+0080-U+009F, invisible, and a text of them alone
+ * would be a message that shows nothing).
+ */
 function clean(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '').trim();
+  return text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g, '').trim();
 }
 
 export function parseRoom(value: unknown): string {
@@ -116,12 +120,19 @@ export function parsePeopleVersion(value: unknown): number | undefined {
   return version <= 0xffffffff ? version : undefined;
 }
 
+/** A JSON body holds at most as many fields as a form may (body-parser counts a form's). */
+function checkFieldCount(fields: Record<string, unknown>): void {
+  let count = 0;
+  for (const _ in fields) if (++count > limits.maxFields) throw httpError('too_many_fields');
+}
+
 /** The fields of `POST /typing`, from a JSON object or a parsed form. */
 export function parseTyping(body: unknown): { room: string; client: string; nickname: string } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw httpError('invalid_body');
   }
   const fields = body as Record<string, unknown>;
+  checkFieldCount(fields);
   if (fields.client === undefined || fields.client === null || fields.client === '') {
     throw httpError('client_required');
   }
@@ -136,6 +147,7 @@ export function parseNewMessage(body: unknown): NewMessage {
     throw httpError('invalid_body');
   }
   const fields = body as Record<string, unknown>;
+  checkFieldCount(fields);
 
   if (fields.text === undefined || fields.text === null) throw httpError('text_required');
   if (typeof fields.text !== 'string') throw httpError('invalid_text');

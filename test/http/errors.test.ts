@@ -45,6 +45,13 @@ describe('errors', () => {
       ['key with a space', { text: 'hi', key: 'a b' }, 'invalid_key'],
       ['key of 65 characters', { text: 'hi', key: 'k'.repeat(65) }, 'invalid_key'],
       ['a JSON list', [1, 2], 'invalid_body'],
+      // C1 controls (U+0080-U+009F) are invisible: such a message would show nothing.
+      ['text of C1 control characters only', { text: '\u000b\u009e\u0085 ' }, 'text_required'],
+      [
+        'a JSON object of 101 fields',
+        { text: 'hi', ...Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, 1])) },
+        'too_many_fields',
+      ],
     ];
     for (const [what, body, code] of cases) {
       it(`answers ${code} for ${what}`, async () => {
@@ -53,6 +60,19 @@ describe('errors', () => {
         expect(await chat.store.after('main', 0, 10)).toEqual([]);
       });
     }
+
+    it('answers too_many_fields for a form of 101 fields, and ignores fewer unknown ones', async () => {
+      chat = await startTestChat();
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const fields = (count: number) =>
+        Array.from({ length: count }, (_, i) => `f${i}=1`).join('&');
+      await expectError(
+        await postRaw(chat, `text=hi&${fields(100)}`, form),
+        400,
+        'too_many_fields',
+      );
+      expect((await postRaw(chat, `text=hi&${fields(99)}`, form)).status).toBe(200);
+    });
 
     it('answers invalid_json for a body that is not JSON', async () => {
       chat = await startTestChat();

@@ -33,7 +33,7 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
   const form = express.urlencoded({
     limit: BODY_LIMIT,
     extended: false,
-    parameterLimit: 10,
+    parameterLimit: limits.maxFields,
     verify: verifyUtf8,
   });
   const parse = (req: Request, res: Response, type: string) =>
