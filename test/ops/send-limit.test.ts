@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { uniquePrefix } from '../cluster/shared-database.ts';
-import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
 import {
   type ServerProcess,
@@ -107,6 +107,36 @@ describe('POST /send past the send limit', () => {
       );
       expect(tally(seen)).toEqual({ accepted: 10, limited: 10 });
       expect(seen.slice(0, 10).every((s) => s === 200)).toBe(true);
+    });
+  });
+
+  describe.skipIf(redisUrl === undefined)('when Redis is away as the chat starts', () => {
+    // rate-limit-redis 6 loads its scripts in init(), at start: a load that
+    // fails must not end the process, and the counts go to Redis once it is back.
+    it('counts in memory, then in Redis once it answers, shared with other processes', async () => {
+      const redis = new URL(redisUrl!);
+      const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+      const prefix = uniquePrefix();
+      const limits = { redisPrefix: prefix, sendRatePerSec: 1, sendBurst: 4 };
+      let other: TestChat | undefined;
+      try {
+        proxy.cut();
+        chat = await startTestChat({ redisUrl: `redis://${proxy.address}`, ...limits });
+        const away = chat;
+        expect((await away.post('/send', { text: 'counted in memory' })).status).toBe(200);
+        proxy.restore();
+        await until(() => away.ops.bus.up, 'the chat to reach Redis again');
+        expect((await away.post('/send', { text: 'counted in redis' })).status).toBe(200);
+        other = await startTestChat({ redisUrl: redisUrl!, ...limits });
+        const seen = await statuses(4, (i) => other!.post('/send', { text: `other ${i}` }));
+        // One count in Redis from the first chat, three here: the fourth is over the burst.
+        expect(seen).toEqual([200, 200, 200, 429]);
+      } finally {
+        await other?.close();
+        await chat?.close();
+        chat = undefined;
+        await proxy.close();
+      }
     });
   });
 
