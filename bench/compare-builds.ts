@@ -1,8 +1,10 @@
 /**
- * `npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3] [--rounds=9] [--workers=1] [--pin]`
+ * `npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3] [--rounds=9] [--workers=1] [--db=disk|tmpfs] [--pin]`
  * (each DIR a checkout of the chat built with `npm run build`, with
  * `node_modules` in place): one of the bench's tests against two builds or
- * more, head to head, each on SQLite in /dev/shm.
+ * more, head to head, each on SQLite on the disk that holds `data/` (where
+ * users keep it), or with `--db=tmpfs` in /dev/shm. The report names the
+ * file system.
  * - T6, sustained delivery (100 re-polling subscribers, 4 senders waiting
  *   for their acknowledgements): delivered/s and server CPU per delivery.
  * - T5, fan-out: `--clients` polls wait, one send answers them all:
@@ -31,12 +33,13 @@
  * A build that loses, doubles or reorders a message, or leaves a poll
  * unanswered, fails the run: a fast wrong answer is not a figure.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readCli, usageError } from '../scripts/cli.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { median } from './lib/ratios.ts';
+import { dbPlace, describeScratch, makeScratch } from './lib/scratch.ts';
 import { chatSpec, type RunningServer, startServer } from './lib/servers.ts';
 import { hasForked } from './scenarios/cluster.ts';
 import { fanout, sustained } from './scenarios/polls.ts';
@@ -54,10 +57,12 @@ One bench test against built checkouts of the chat, head to head.
   --messages=N   T6: messages per run (default 2000)
   --clients=N    T5: waiting polls per run (default 10000)
   --workers=N    WORKERS for every build: 2 compares cluster mode (default 1)
+  --db=disk|tmpfs  the SQLite files on the disk of data/ (default) or in /dev/shm
   --pin          servers on core 0 (run this script under taskset -c 1)
   -h, --help     this help`,
   options: {
     test: { type: 'string' },
+    db: { type: 'string' },
     rounds: { type: 'string' },
     sessions: { type: 'string' },
     warmups: { type: 'string' },
@@ -127,7 +132,16 @@ async function runOnce(server: RunningServer): Promise<Figures> {
   };
 }
 
-const scratch = mkdtempSync(join('/dev/shm', 'chat-compare-'));
+const place = (() => {
+  try {
+    return dbPlace(cli.values.db);
+  } catch (error) {
+    return usageError(usage, (error as Error).message);
+  }
+})();
+const where = makeScratch(place, 'chat-compare');
+const scratch = where.dir;
+process.stdout.write(`${describeScratch(where)}\n`);
 const gen = new LoadGenerator();
 const rows = new Map<string, Figures[]>(dirs.map((dir) => [dir, []]));
 /** T5: each session's first run of each build, for its memory. */
@@ -197,7 +211,9 @@ function report(): void {
     );
   };
   const mode = workers > 1 ? `, WORKERS=${workers}` : '';
-  console.log(`\n${test}${mode}: ${rounds * sessions} rounds over ${sessions} sessions; medians`);
+  console.log(
+    `\n${test}${mode}, ${describeScratch(where)}: ${rounds * sessions} rounds over ${sessions} sessions; medians`,
+  );
   for (const { name, unit, higherIsBetter } of FIGURES[test]) {
     if (
       dirs.every((dir) =>

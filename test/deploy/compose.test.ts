@@ -13,7 +13,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SETTINGS_BEGIN } from '../../scripts/env-example.ts';
+import { SETTINGS_BEGIN } from '../../scripts/settings-table.ts';
 import {
   type Compose,
   composeEnv,

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { settingsTable, withSettings } from '../../scripts/env-example.ts';
+import { settingsTable, withSettings } from '../../scripts/settings-table.ts';
 
 const read = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
