@@ -112,8 +112,26 @@ export interface Config {
    * try again. @default 30000
    */
   healthWriteWindowMs: number;
-  /** The SQLite file stops growing at this many MiB: sends then get 503, as on a full disk. @default unlimited */
+  /**
+   * The SQLite file stops growing at this many MiB: sends then get 503, as on
+   * a full disk, until retention frees pages (SQLite reuses them). Undefined
+   * (`SQLITE_MAX_MB=0`): unlimited. @default 1024
+   */
   sqliteMaxMb: number | undefined;
+  /** Messages older than this many days are deleted (each room's newest kept); 0 keeps them by age. @default 30 */
+  retentionDays: number;
+  /** A room keeps its newest this many messages; 0: no bound by count. @default 10000 */
+  retentionPerRoom: number;
+  /** How often retention runs, in ms. @default 60000 */
+  retentionIntervalMs: number;
+  /** Rows one retention run deletes at most, so a run stays short for the database. @default 5000 */
+  retentionBatch: number;
+  /**
+   * KiB of message text (and nickname) one client address may have stored
+   * per hour, beside the send rate: long messages at the send rate would
+   * fill a disk a message count never notices. 0 turns it off. @default 1024
+   */
+  sendKbPerHour: number;
   /**
    * Milliseconds the event loop may wait, at the end of a turn, for the SQLite
    * writes it made, to acknowledge them in that turn; none is waited for after
@@ -178,7 +196,12 @@ export const defaults: Config = Object.freeze({
   staticDir: 'public',
   storeTimeoutMs: 2_000,
   healthWriteWindowMs: 30_000,
-  sqliteMaxMb: undefined,
+  sqliteMaxMb: 1024,
+  retentionDays: 30,
+  retentionPerRoom: 10_000,
+  retentionIntervalMs: 60_000,
+  retentionBatch: 5_000,
+  sendKbPerHour: 1024,
   sqliteWaitMs: 1,
   logLevel: 'info',
   metrics: true,
@@ -283,8 +306,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       1_000,
       86_400_000,
     ),
-    sqliteMaxMb:
-      read('SQLITE_MAX_MB') === undefined ? undefined : int('SQLITE_MAX_MB', 0, 1, 16_000_000),
+    sqliteMaxMb: int('SQLITE_MAX_MB', defaults.sqliteMaxMb ?? 0, 0, 16_000_000) || undefined,
+    retentionDays: int('RETENTION_DAYS', defaults.retentionDays, 0, 36_500),
+    retentionPerRoom: int('RETENTION_PER_ROOM', defaults.retentionPerRoom, 0, 1_000_000_000),
+    retentionIntervalMs: int(
+      'RETENTION_INTERVAL_MS',
+      defaults.retentionIntervalMs,
+      100,
+      86_400_000,
+    ),
+    retentionBatch: int('RETENTION_BATCH', defaults.retentionBatch, 1, 1_000_000),
+    sendKbPerHour: int('SEND_KB_PER_HOUR', defaults.sendKbPerHour, 0, 1_000_000_000),
     sqliteWaitMs: int('SQLITE_WAIT_MS', defaults.sqliteWaitMs, 0, 50),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
     metrics: bool('METRICS', defaults.metrics),

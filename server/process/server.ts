@@ -42,6 +42,7 @@ import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
 import { SteadyCount } from '../presence/steady-count.ts';
 import { openStore } from '../store/open-store.ts';
+import { Retention } from '../store/retention.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
   openRedis,
@@ -65,6 +66,8 @@ export interface ChatParts {
 
 export interface RunningChat extends ChatContext {
   server: Server;
+  /** Deletes old messages (server/store/retention.ts); tests run it by hand. */
+  retention: Retention;
   watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
@@ -82,8 +85,11 @@ export async function startChat(
     timeoutMs: config.storeTimeoutMs,
     windowMs: config.healthWriteWindowMs,
   });
-  const store = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
+  const tracked = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
+  const retention = new Retention(tracked, config, log);
+  const store = retention.track(tracked);
   await store.init();
+  retention.start();
   const backends =
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
@@ -203,12 +209,13 @@ export async function startChat(
       await bus.close();
       await presence.close();
       await backends.close();
+      await retention.close();
       await store.close();
     })();
     return closing;
   }
 
-  return { ...chat, server, watch, url, ops, close };
+  return { ...chat, server, watch, retention, url, ops, close };
 }
 
 interface Backends {

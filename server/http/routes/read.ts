@@ -1,5 +1,6 @@
 /** The short read routes: `GET /history`, `GET /health` (`GET /time` is the lane's, lane.ts). */
 import type { Request, Response } from 'express';
+import type { HistoryAnswer } from '../../../protocol/protocol.ts';
 import type { OutageState } from '../../metrics/outage.ts';
 import type { ChatContext } from '../context.ts';
 import { parseId, parseLimit, parseRoom } from '../validate.ts';
@@ -16,8 +17,21 @@ export function historyRoute(chat: ChatContext, store?: OutageState) {
       chat.config.storeTimeoutMs,
       'Reading history',
     );
+    const answer: HistoryAnswer = { messages };
+    // A short page reaches the room's oldest kept message: if that is not
+    // id 1, say whether the ones before it expired (a failed write's id is
+    // a hole too). A full page needs no look: the next one will be short.
+    const oldest = messages[0]?.id ?? before ?? 1;
+    if (messages.length < limit && oldest > 1) {
+      const pruned = await withTimeout(
+        chat.store.pruned(room),
+        chat.config.storeTimeoutMs,
+        'Reading history',
+      );
+      if (pruned > 0) answer.expired = true;
+    }
     store?.ok();
-    res.set('Cache-Control', 'no-store').json({ messages });
+    res.set('Cache-Control', 'no-store').json(answer);
   };
 }
 
