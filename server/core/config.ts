@@ -87,6 +87,15 @@ export interface Config {
   typingRatePerSec: number;
   /** `POST /typing` one address may make in one window. @default 20 */
   typingBurst: number;
+  /**
+   * `GET /history` per second allowed per client address, on average, a
+   * budget of its own; 0 turns the limit off. A page asks for one page when
+   * it opens and one per scroll to the top, so the burst leaves room for
+   * several people behind one address. @default 5
+   */
+  historyRatePerSec: number;
+  /** `GET /history` one address may make in one window. @default 50 */
+  historyBurst: number;
   /** A room's waiting polls are woken for typing at most this often (ms). @default 2500 */
   typingWakeMs: number;
   /** Someone counts as typing this long after their last `POST /typing` (ms). @default 5000 */
@@ -188,6 +197,8 @@ export const defaults: Config = Object.freeze({
   sendBurst: 20,
   typingRatePerSec: 2,
   typingBurst: 20,
+  historyRatePerSec: 5,
+  historyBurst: 50,
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
   trustProxy: false,
@@ -290,6 +301,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     sendBurst: int('SEND_BURST', defaults.sendBurst, 1, 1_000_000),
     typingRatePerSec: int('TYPING_RATE', defaults.typingRatePerSec, 0, 1_000_000),
     typingBurst: int('TYPING_BURST', defaults.typingBurst, 1, 1_000_000),
+    historyRatePerSec: int('HISTORY_RATE', defaults.historyRatePerSec, 0, 1_000_000),
+    historyBurst: int('HISTORY_BURST', defaults.historyBurst, 1, 1_000_000),
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),

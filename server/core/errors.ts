@@ -91,6 +91,10 @@ export const errorCodes = {
     status: 429,
     message: 'This address has stored too much text this hour; retry after the delay given.',
   },
+  history_rate_limited: {
+    status: 429,
+    message: 'Too many history requests; retry after the delay given.',
+  },
   too_many_polls: {
     status: 429,
     message: 'This address holds too many waiting polls; retry after the delay given.',

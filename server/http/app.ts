@@ -25,15 +25,18 @@ export interface AppOps {
   sendLimit?: SendLimit | undefined;
   /** `POST /typing` per address (rate-limit.ts, `createTypingLimit`). */
   typingLimit?: SendLimit | undefined;
+  /** `GET /history` per address (rate-limit.ts, `createHistoryLimit`). */
+  historyLimit?: SendLimit | undefined;
 }
 
 export function createApp(
   chat: ChatContext,
-  { ops, typingLimit }: Pick<AppOps, 'ops' | 'typingLimit'> = {},
+  { ops, typingLimit, historyLimit }: Pick<AppOps, 'ops' | 'typingLimit' | 'historyLimit'> = {},
 ): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
-  // Answers are never revalidated: an ETag would only cost a hash per answer.
+  // No hash of every answer: `/history` sets an ETag of its own, from the
+  // page's ids, without hashing the body (routes/read.ts).
   app.set('etag', false);
   app.disable('x-powered-by');
 
@@ -48,7 +51,7 @@ export function createApp(
   // HTTP on a LAN address (the browser asks for its scripts over HTTPS).
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
-  app.get('/history', historyRoute(chat, ops?.store));
+  app.get('/history', historyRoute(chat, ops?.store, historyLimit));
   app.get('/health', healthRoute(chat, ops?.store, ops?.bus));
   app.post('/typing', typingRoute(chat, typingLimit));
   for (const { path, allow } of API_ROUTES) app.all(path, methodNotAllowed(allow));

@@ -1,7 +1,9 @@
 /**
  * The send limit: `POST /send` per client address. The typing limit
  * (`createTypingLimit`, `POST /typing`) is the same with a budget of its own
- * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends.
+ * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends;
+ * so is the history limit (`createHistoryLimit`, `GET /history`,
+ * `HISTORY_RATE`, `HISTORY_BURST`): each page reads the store.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
  *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
@@ -86,10 +88,24 @@ export function createTypingLimit(
   return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
 }
 
+/** `GET /history` per client address, with its own budget (`historyRatePerSec`, `historyBurst`). */
+export function createHistoryLimit(
+  config: Pick<Config, 'historyRatePerSec' | 'historyBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  options: LimitOptions,
+): SendLimit | undefined {
+  const budget = {
+    sendRatePerSec: config.historyRatePerSec,
+    sendBurst: config.historyBurst,
+    redisPrefix: config.redisPrefix,
+    redisTimeoutMs: config.redisTimeoutMs,
+  };
+  return createAddressLimit(budget, 'history', 'history_rate_limited', options);
+}
+
 function createAddressLimit(
   config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
-  what: 'send' | 'typing',
-  code: 'rate_limited' | 'typing_rate_limited',
+  what: 'send' | 'typing' | 'history',
+  code: 'rate_limited' | 'typing_rate_limited' | 'history_rate_limited',
   options: LimitOptions,
 ): SendLimit | undefined {
   const window = rateLimitWindow(config);

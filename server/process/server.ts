@@ -29,7 +29,7 @@ import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/lane.ts';
-import { createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
+import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
@@ -155,6 +155,12 @@ export async function startChat(
     log,
     addressOf,
   });
+  const historyLimit = createHistoryLimit(config, {
+    redis: chat.redis,
+    redisHealth: backends.redisHealth,
+    log,
+    addressOf,
+  });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
 
@@ -176,7 +182,7 @@ export async function startChat(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit })),
+    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit, historyLimit })),
   );
   edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
@@ -205,6 +211,7 @@ export async function startChat(
       hub.close();
       await sendLimit?.close();
       await typingLimit?.close();
+      await historyLimit?.close();
       await ops.close();
       await bus.close();
       await presence.close();

@@ -97,6 +97,8 @@ describe('loadConfig', () => {
       retentionIntervalMs: 60_000,
       retentionBatch: 5_000,
       sendKbPerHour: 1024,
+      historyRatePerSec: 5,
+      historyBurst: 50,
     });
   });
 
@@ -192,6 +194,8 @@ describe('loadConfig', () => {
       ['RETENTION_INTERVAL_MS', '10'],
       ['RETENTION_BATCH', '0'],
       ['SEND_KB_PER_HOUR', '1.5'],
+      ['HISTORY_RATE', '-1'],
+      ['HISTORY_BURST', '0'],
       ['SQLITE_WAIT_MS', '51'],
     ];
     for (const [name, value] of cases) {
