@@ -71,7 +71,7 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
         isRefused: (socket) => limits?.refused(socket) ?? false,
         onRefused: () => metrics.pipelinedRefused.inc(),
       });
-      return checkHost(piped, config.allowedHosts, config.trustProxy);
+      return checkHost(piped, config);
     },
     attach(server) {
       limits = limitConnections(server, {
