@@ -102,6 +102,12 @@ export interface Config {
   typingTtlMs: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
+  /**
+   * Bytes of `X-Forwarded-For` read, from its right end (where the trusted
+   * proxies append): a longer header's start, written by the client, is
+   * never parsed (server/core/client-address.ts). @default 1024
+   */
+  forwardedForMaxBytes: number;
   /** Other origins allowed to `POST /send` (comma separated). @default none */
   allowedOrigins: string[];
   /** Serve `public/` from Node (IIS serves it itself and may turn this off). @default true */
@@ -202,6 +208,7 @@ export const defaults: Config = Object.freeze({
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
   trustProxy: false,
+  forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
   serveStatic: true,
   staticDir: 'public',
@@ -306,6 +313,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
+    forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

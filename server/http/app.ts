@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
+import { clientAddress } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import { loggerOf } from '../core/log.ts';
 import type { ChatOps } from '../metrics/ops.ts';
@@ -39,6 +40,13 @@ export function createApp(
   // page's ids, without hashing the body (routes/read.ts).
   app.set('etag', false);
   app.disable('x-powered-by');
+  // `req.ip` by the chat's bounded rule (client-address.ts), not proxy-addr's,
+  // which parses every entry of X-Forwarded-For and keeps what is not an IP.
+  const addressOf = clientAddress(chat.config.trustProxy, chat.config.forwardedForMaxBytes);
+  app.use((req, _res, next) => {
+    Object.defineProperty(req, 'ip', { value: addressOf(req), configurable: true });
+    next();
+  });
 
   // One log line per finished request (server/metrics/request-log.ts); the
   // lane's routes log their own (ops.telemetry).

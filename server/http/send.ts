@@ -78,10 +78,13 @@ export function createSendHandler(
     }),
   };
   const types = Object.keys(parsers);
-  const { sendKbPerHour, trustProxy } = chat.config;
+  const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
   const bytes =
     sendKbPerHour > 0
-      ? new ByteBudget({ kbPerHour: sendKbPerHour, addressOf: clientAddress(trustProxy) })
+      ? new ByteBudget({
+          kbPerHour: sendKbPerHour,
+          addressOf: clientAddress(trustProxy, forwardedForMaxBytes),
+        })
       : undefined;
   const { limit, metrics, store } = options;
   const { telemetry } = chat;

@@ -114,7 +114,7 @@ export async function startChat(
     writes,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
-  const addressOf = clientAddress(config.trustProxy);
+  const addressOf = clientAddress(config.trustProxy, config.forwardedForMaxBytes);
   const hub = new Hub<ServerResponse>({
     config,
     store,
@@ -173,7 +173,7 @@ export async function startChat(
   const edge = createEdge(config, {
     log,
     registry: ops.metrics.registry,
-    addressOf: clientAddress(config.trustProxy),
+    addressOf,
   });
   const server = createServer(
     {

@@ -99,6 +99,7 @@ describe('loadConfig', () => {
       sendKbPerHour: 1024,
       historyRatePerSec: 5,
       historyBurst: 50,
+      forwardedForMaxBytes: 1_024,
     });
   });
 
@@ -196,6 +197,7 @@ describe('loadConfig', () => {
       ['SEND_KB_PER_HOUR', '1.5'],
       ['HISTORY_RATE', '-1'],
       ['HISTORY_BURST', '0'],
+      ['FORWARDED_FOR_MAX_BYTES', '10'],
       ['SQLITE_WAIT_MS', '51'],
     ];
     for (const [name, value] of cases) {
