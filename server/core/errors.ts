@@ -17,7 +17,11 @@ export const errorCodes = {
     status: 400,
     message: `Field "text" is longer than ${limits.maxText} characters.`,
   },
-  invalid_text: { status: 400, message: 'Field "text" must be a string.' },
+  invalid_text: {
+    status: 400,
+    message:
+      'Field "text" must be a string without direction overrides or embeddings (U+202A-U+202E), and with every isolate (U+2066-U+2068) closed by U+2069.',
+  },
   invalid_nickname: {
     status: 400,
     message:
