@@ -11,6 +11,7 @@
  * twice is harmless. A cursor behind what was deleted is told so
  * (`MessageStore.pruned`, `expired` in protocol.ts).
  */
+import { EventEmitter } from 'node:events';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { MessageStore } from './store.ts';
@@ -22,7 +23,8 @@ export type RetentionConfig = Pick<
 
 const DAY_MS = 86_400_000;
 
-export class Retention {
+/** Emits `ran` with the rows deleted after each run. */
+export class Retention extends EventEmitter<{ ran: [deleted: number] }> {
   readonly #store: MessageStore;
   readonly #config: RetentionConfig;
   readonly #log: Log;
@@ -33,13 +35,14 @@ export class Retention {
   #closed = false;
 
   constructor(store: MessageStore, config: RetentionConfig, log: Log) {
+    super();
     this.#store = store;
     this.#config = config;
     this.#log = log;
   }
 
   /** Whether any bound is on (`RETENTION_DAYS` or `RETENTION_PER_ROOM` not 0). */
-  get on(): boolean {
+  get enabled(): boolean {
     return this.#config.retentionDays > 0 || this.#config.retentionPerRoom > 0;
   }
 
@@ -59,18 +62,20 @@ export class Retention {
 
   /** `room` was appended to: its count is looked at in the next run. */
   note(room: string): void {
-    if (this.on) this.#rooms.add(room);
+    if (this.enabled) this.#rooms.add(room);
   }
 
   /** Runs now, then every interval (sooner while a run finds a full batch to delete). */
   start(): void {
-    if (this.on) this.#schedule(0);
+    if (this.enabled) this.#schedule(0);
   }
 
   /** One run: the rows it deleted. Runs do not overlap. */
   run(): Promise<number> {
-    this.#running ??= this.#run().finally(() => {
+    this.#running ??= this.#run().then((deleted) => {
       this.#running = undefined;
+      this.emit('ran', deleted);
+      return deleted;
     });
     return this.#running;
   }
@@ -83,8 +88,9 @@ export class Retention {
 
   async #run(): Promise<number> {
     const { retentionDays, retentionPerRoom, retentionBatch } = this.#config;
-    const rooms = [...this.#rooms];
-    this.#rooms = new Set();
+    // At most a batch of rooms a run, as of rows: the rest wait for the next.
+    const rooms = [...this.#rooms].slice(0, retentionBatch);
+    for (const room of rooms) this.#rooms.delete(room);
     try {
       const deleted = await this.#store.prune({
         // Off by age: a time before any message.
@@ -109,7 +115,8 @@ export class Retention {
     this.#timer = setTimeout(() => {
       void this.run().then((deleted) => {
         // A full batch: more is waiting. A short pause lets the writes through.
-        const full = deleted >= this.#config.retentionBatch;
+        const { retentionBatch } = this.#config;
+        const full = deleted >= retentionBatch || this.#rooms.size >= retentionBatch;
         this.#schedule(
           full
             ? Math.min(1_000, this.#config.retentionIntervalMs)

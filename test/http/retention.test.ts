@@ -3,6 +3,7 @@
  * history page behind what retention deleted is told `expired`, and the
  * stored-bytes budget per address (`SEND_KB_PER_HOUR`).
  */
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,24 @@ describe('retention', () => {
       expect((await chat.store.before('main', undefined, 100)).map((m) => m.id)).toEqual([
         7, 8, 9, 10, 11,
       ]);
+    } finally {
+      await chat.close();
+    }
+  });
+});
+
+describe('retention on its own', () => {
+  it('runs at start and every RETENTION_INTERVAL_MS, down to RETENTION_PER_ROOM', async () => {
+    const chat = await startTestChat({ retentionPerRoom: 2, retentionIntervalMs: 100 });
+    try {
+      for (let i = 1; i <= 6; i += 1) await chat.send({ text: `m${i}` });
+      const kept = async () => (await chat.store.before('main', undefined, 100)).map((m) => m.id);
+      // Each run is an event; a few are enough for six sends.
+      for (let runs = 0; runs < 10 && (await kept()).length > 2; runs += 1) {
+        await once(chat.retention, 'ran');
+      }
+      expect(await kept()).toEqual([5, 6]);
+      expect(await chat.store.pruned('main')).toBe(4);
     } finally {
       await chat.close();
     }
