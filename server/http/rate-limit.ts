@@ -122,6 +122,7 @@ function createAddressLimit(
   void store.init?.({ windowMs: window.windowMs } as Options);
 
   const { limit } = window;
+  const keys = new BoundedKeys(MAX_ADDRESSES, window.windowMs);
   const seconds = Math.ceil(window.windowMs / 1000);
   const name = `"${limit}-in-${seconds}sec"`;
   const policy = `${name}; q=${limit}; w=${seconds}`;
@@ -136,7 +137,7 @@ function createAddressLimit(
       const address = addressOf(req);
       const key =
         address === undefined || address === 'unknown' ? 'no-address' : ipKeyGenerator(address);
-      const { totalHits, resetTime } = await store.increment(key);
+      const { totalHits, resetTime } = await store.increment(keys.admit(key));
       const reset = resetTime
         ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
         : seconds;
@@ -149,6 +150,48 @@ function createAddressLimit(
       await store.shutdown?.();
     },
   };
+}
+
+/** Addresses one limit counts at once, at most (`BoundedKeys`). */
+const MAX_ADDRESSES = 100_000;
+
+/**
+ * The table of addresses a limit counts, bounded: past `max` addresses
+ * within two windows (how long the counting store keeps a key), the new
+ * ones share one key, so a flood of addresses (a forged X-Forwarded-For
+ * that a `TRUST_PROXY` too wide believes) shares one budget and grows no
+ * table, while the addresses already counted keep theirs.
+ */
+export class BoundedKeys {
+  readonly #max: number;
+  readonly #spanMs: number;
+  readonly #now: () => number;
+  #keys = new Set<string>();
+  #since: number;
+
+  constructor(max: number, windowMs: number, now: () => number = Date.now) {
+    this.#max = max;
+    this.#spanMs = 2 * windowMs;
+    this.#now = now;
+    this.#since = now();
+  }
+
+  /** The key to count `key` under: itself, or the shared one past the bound. */
+  admit(key: string): string {
+    const now = this.#now();
+    if (now - this.#since >= this.#spanMs) {
+      this.#keys = new Set();
+      this.#since = now;
+    }
+    if (this.#keys.has(key)) return key;
+    if (this.#keys.size >= this.#max) return 'too-many-addresses';
+    this.#keys.add(key);
+    return key;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
 }
 
 interface RedisOrMemoryOptions {

@@ -10,6 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { compileTrust, forwardedAddress } from '../../server/core/client-address.ts';
+import { BoundedKeys } from '../../server/http/rate-limit.ts';
 import { startTestChat } from '../helpers/chat.ts';
 import { fromAddress } from '../helpers/from-address.ts';
 
@@ -136,5 +137,20 @@ describe('chat_requests_untrusted_peer_total', () => {
     } finally {
       await chat.close();
     }
+  });
+});
+
+describe('the addresses a rate limit counts (BoundedKeys)', () => {
+  it('holds at most its bound; past it new addresses share one key, until two windows pass', () => {
+    let now = 0;
+    const keys = new BoundedKeys(3, 1_000, () => now);
+    expect(['a', 'b', 'c'].map((key) => keys.admit(key))).toEqual(['a', 'b', 'c']);
+    expect(keys.admit('d')).toBe('too-many-addresses');
+    expect(keys.admit('e')).toBe('too-many-addresses');
+    expect(keys.admit('a')).toBe('a');
+    expect(keys.size).toBe(3);
+    now = 2_000;
+    expect(keys.admit('d')).toBe('d');
+    expect(keys.size).toBe(1);
   });
 });
