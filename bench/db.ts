@@ -223,6 +223,8 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       SEND_RATE: '0',
+      SEND_KB_PER_HOUR: '0',
+      HISTORY_RATE: '0',
       LOG_LEVEL: 'warn',
       SERVE_STATIC: 'false',
     },

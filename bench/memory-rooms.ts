@@ -80,6 +80,8 @@ async function startServer(): Promise<{ child: ChildProcess; port: number }> {
       HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(scratch, 'chat.sqlite')}`,
       SEND_RATE: '0',
+      SEND_KB_PER_HOUR: '0',
+      HISTORY_RATE: '0',
       SERVE_STATIC: 'false',
       LOG_LEVEL: 'info',
       METRICS: 'off',

@@ -77,3 +77,51 @@ describe('splitLinks', () => {
     expect(links('xhttps://x.org')).toEqual([]);
   });
 });
+
+describe('splitLinks, for a link that shows where it goes', () => {
+  it('should end an address at an invisible character', () => {
+    for (const invisible of [
+      '\u200B',
+      '\u200D',
+      '\u2060',
+      '\uFEFF',
+      '\u00AD',
+      '\u202E',
+      '\u2067',
+      '\u{E0041}',
+    ]) {
+      const parts = splitLinks(`https://x.org/a${invisible}evil.example`);
+      expect(parts[0]).toEqual({ text: 'https://x.org/a', href: 'https://x.org/a' });
+      expect(parts.map((part) => part.text).join('')).toBe(
+        `https://x.org/a${invisible}evil.example`,
+      );
+    }
+  });
+
+  it('should leave an address with userinfo as text: it goes to the host after the @', () => {
+    expect(links('https://google.com@evil.example/login')).toEqual([]);
+    expect(links('http://user:pass@x.org/ https://@x.org/')).toEqual([]);
+    expect(splitLinks('https://google.com@evil.example')).toEqual([
+      { text: 'https://google.com@evil.example' },
+    ]);
+  });
+
+  it('should show a host outside ASCII as the punycode name it goes to', () => {
+    // A Cyrillic а in place of the Latin a.
+    expect(splitLinks('go to https://\u0430pple.com/id now')).toEqual([
+      { text: 'go to ' },
+      { text: 'https://xn--pple-43d.com/id', href: 'https://xn--pple-43d.com/id' },
+      { text: ' now' },
+    ]);
+    expect(splitLinks('https://münchen.de:8080/straße')).toEqual([
+      {
+        text: 'https://xn--mnchen-3ya.de:8080/straße',
+        href: 'https://xn--mnchen-3ya.de:8080/stra%C3%9Fe',
+      },
+    ]);
+    // A punycode host is shown as written: it is what the link goes to.
+    expect(splitLinks('https://xn--pple-43d.com')).toEqual([
+      { text: 'https://xn--pple-43d.com', href: 'https://xn--pple-43d.com/' },
+    ]);
+  });
+});

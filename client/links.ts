@@ -11,13 +11,33 @@
  * Trailing punctuation is not part of an address ("see https://x.org."),
  * nor is a closing bracket that has no opening one inside the address
  * ("(https://x.org/a)"), as in most chat apps and e-mail clients.
+ *
+ * A link shows where it goes:
+ * - An invisible character (zero-width space and joiners, soft hyphen,
+ *   direction marks, overrides and isolates, tag characters) ends an
+ *   address, so nothing hidden rides along in it.
+ * - An address with userinfo (`https://google.com@evil.example`, which goes
+ *   to evil.example) stays plain text: its start reads as a host it does
+ *   not go to.
+ * - A host written with characters outside ASCII (`https://аpple.com`, a
+ *   Cyrillic а) is shown as the ASCII name the browser will ask for
+ *   (`xn--pple-43d.com`), so a look-alike cannot pass for the host it
+ *   imitates. Such a link's text is the address with its host so written;
+ *   every other part's text is the message's own, and, joined, they are
+ *   the text.
  */
 
 /** A run of a message's text: plain, or a link with the address to open. */
 export type TextPart = { text: string } | { text: string; href: string };
 
-/** Characters an address runs over: anything but spaces, quotes and angle brackets. */
-const CANDIDATE = /\bhttps?:\/\/[^\s<>"'`]+/gi;
+/**
+ * Characters an address runs over: anything but spaces, quotes, angle
+ * brackets and invisible characters (soft hyphen, Arabic letter mark,
+ * Mongolian vowel separator, zero-width and direction marks, overrides,
+ * isolates, word joiner and invisible operators, the byte-order mark, tags).
+ */
+const CANDIDATE =
+  /\bhttps?:\/\/[^\s<>"'`\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\u{E0000}-\u{E007F}]+/giu;
 /** Characters that end a sentence rather than an address. */
 const TRAILING = /[.,;:!?…]+$/;
 
@@ -27,10 +47,10 @@ export function splitLinks(text: string): TextPart[] {
   let plainFrom = 0;
   for (const match of text.matchAll(CANDIDATE)) {
     const address = trimAddress(match[0]);
-    const href = safeHref(address);
-    if (href === undefined) continue;
+    const url = safeUrl(address);
+    if (url === undefined) continue;
     if (match.index > plainFrom) parts.push({ text: text.slice(plainFrom, match.index) });
-    parts.push({ text: address, href });
+    parts.push({ text: shownAddress(address, url), href: url.href });
     plainFrom = match.index + address.length;
   }
   if (plainFrom < text.length) parts.push({ text: text.slice(plainFrom) });
@@ -56,8 +76,8 @@ function count(text: string, character: string): number {
   return text.split(character).length - 1;
 }
 
-/** The normalised address, only when it parses as http(s) with a host. */
-function safeHref(address: string): string | undefined {
+/** The address parsed, only when it is http(s) with a host and without userinfo. */
+function safeUrl(address: string): URL | undefined {
   let url: URL;
   try {
     url = new URL(address);
@@ -66,5 +86,20 @@ function safeHref(address: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.hostname === '') return undefined;
-  return url.href;
+  // `user:pass@` or a bare `@` before the host: the text before it is not where it goes.
+  if (url.username !== '' || url.password !== '' || /^https?:\/\/[^/?#]*@/i.test(address)) {
+    return undefined;
+  }
+  return url;
+}
+
+/** `address` as written, but for a host outside ASCII, written as the ASCII name it resolves as. */
+function shownAddress(address: string, url: URL): string {
+  const start = address.indexOf('//') + 2;
+  const end = address.slice(start).search(/[/?#]|$/) + start;
+  const authority = address.slice(start, end);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is the point
+  if (/^[\u0000-\u007F]*$/.test(authority)) return address;
+  const port = url.port === '' ? '' : `:${url.port}`;
+  return address.slice(0, start) + url.hostname + port + address.slice(end);
 }

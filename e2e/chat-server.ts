@@ -83,6 +83,8 @@ export class ChatServer {
         // A typist stops counting 3 s after their last POST /typing (5 s by default).
         TYPING_TTL_MS: '3000',
         SEND_RATE: '0',
+        SEND_KB_PER_HOUR: '0',
+        HISTORY_RATE: '0',
         // Every page of the tests comes from 127.0.0.1: twenty tabs typing would pass the typing limit.
         TYPING_RATE: '0',
         LOG_LEVEL: 'info',

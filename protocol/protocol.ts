@@ -33,6 +33,13 @@ export interface RecvAnswer {
    */
   reset?: true;
   /**
+   * Present (true) when messages after the client's cursor have expired:
+   * retention deleted them (`RETENTION_DAYS`, `RETENTION_PER_ROOM`) before
+   * the client read them. The answer carries the oldest kept ones, as any
+   * catch-up; the page may show that older messages have expired.
+   */
+  expired?: true;
+  /**
    * Who is here: present only when the room's list changed since the version
    * the client sent (`/recv?people=<version>`), so a quiet room's answers
    * stay small. Absent: the client's list is still right.
@@ -77,6 +84,11 @@ export interface SendAnswer {
 /** `GET /history`: the latest page before `before`, oldest first. */
 export interface HistoryAnswer {
   messages: Message[];
+  /**
+   * Present (true) when the page reaches back to what retention deleted:
+   * there is nothing older to load, because older messages have expired.
+   */
+  expired?: true;
 }
 
 /** Every error: `{"error":{"code","message"}}` with the status of its code. */

@@ -57,6 +57,8 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
     env: {
       DATABASE_URL: options.databaseUrl,
       SEND_RATE: '0',
+      SEND_KB_PER_HOUR: '0',
+      HISTORY_RATE: '0',
       // Every bench client comes from 127.0.0.1: the per-address poll limit
       // (100 by default) would refuse all but 100 of T5's polls. Above every
       // N here, the chat never counts addresses (it starts at this many

@@ -87,12 +87,27 @@ export interface Config {
   typingRatePerSec: number;
   /** `POST /typing` one address may make in one window. @default 20 */
   typingBurst: number;
+  /**
+   * `GET /history` per second allowed per client address, on average, a
+   * budget of its own; 0 turns the limit off. A page asks for one page when
+   * it opens and one per scroll to the top, so the burst leaves room for
+   * several people behind one address. @default 5
+   */
+  historyRatePerSec: number;
+  /** `GET /history` one address may make in one window. @default 50 */
+  historyBurst: number;
   /** A room's waiting polls are woken for typing at most this often (ms). @default 2500 */
   typingWakeMs: number;
   /** Someone counts as typing this long after their last `POST /typing` (ms). @default 5000 */
   typingTtlMs: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
+  /**
+   * Bytes of `X-Forwarded-For` read, from its right end (where the trusted
+   * proxies append): a longer header's start, written by the client, is
+   * never parsed (server/core/client-address.ts). @default 1024
+   */
+  forwardedForMaxBytes: number;
   /** Other origins allowed to `POST /send` (comma separated). @default none */
   allowedOrigins: string[];
   /** Serve `public/` from Node (IIS serves it itself and may turn this off). @default true */
@@ -112,8 +127,26 @@ export interface Config {
    * try again. @default 30000
    */
   healthWriteWindowMs: number;
-  /** The SQLite file stops growing at this many MiB: sends then get 503, as on a full disk. @default unlimited */
+  /**
+   * The SQLite file stops growing at this many MiB: sends then get 503, as on
+   * a full disk, until retention frees pages (SQLite reuses them). Undefined
+   * (`SQLITE_MAX_MB=0`): unlimited. @default 1024
+   */
   sqliteMaxMb: number | undefined;
+  /** Messages older than this many days are deleted (each room's newest kept); 0 keeps them by age. @default 30 */
+  retentionDays: number;
+  /** A room keeps its newest this many messages; 0: no bound by count. @default 10000 */
+  retentionPerRoom: number;
+  /** How often retention runs, in ms. @default 60000 */
+  retentionIntervalMs: number;
+  /** Rows one retention run deletes at most, so a run stays short for the database. @default 5000 */
+  retentionBatch: number;
+  /**
+   * KiB of message text (and nickname) one client address may have stored
+   * per hour, beside the send rate: long messages at the send rate would
+   * fill a disk a message count never notices. 0 turns it off. @default 1024
+   */
+  sendKbPerHour: number;
   /**
    * Milliseconds the event loop may wait, at the end of a turn, for the SQLite
    * writes it made, to acknowledge them in that turn; none is waited for after
@@ -176,15 +209,23 @@ export const defaults: Config = Object.freeze({
   sendBurst: 20,
   typingRatePerSec: 2,
   typingBurst: 20,
+  historyRatePerSec: 5,
+  historyBurst: 50,
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
   trustProxy: false,
+  forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
   serveStatic: true,
   staticDir: 'public',
   storeTimeoutMs: 2_000,
   healthWriteWindowMs: 30_000,
-  sqliteMaxMb: undefined,
+  sqliteMaxMb: 1024,
+  retentionDays: 30,
+  retentionPerRoom: 10_000,
+  retentionIntervalMs: 60_000,
+  retentionBatch: 5_000,
+  sendKbPerHour: 1024,
   sqliteWaitMs: 1,
   logLevel: 'info',
   metrics: true,
@@ -274,9 +315,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     sendBurst: int('SEND_BURST', defaults.sendBurst, 1, 1_000_000),
     typingRatePerSec: int('TYPING_RATE', defaults.typingRatePerSec, 0, 1_000_000),
     typingBurst: int('TYPING_BURST', defaults.typingBurst, 1, 1_000_000),
+    historyRatePerSec: int('HISTORY_RATE', defaults.historyRatePerSec, 0, 1_000_000),
+    historyBurst: int('HISTORY_BURST', defaults.historyBurst, 1, 1_000_000),
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
+    forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())
@@ -290,8 +334,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       1_000,
       86_400_000,
     ),
-    sqliteMaxMb:
-      read('SQLITE_MAX_MB') === undefined ? undefined : int('SQLITE_MAX_MB', 0, 1, 16_000_000),
+    sqliteMaxMb: int('SQLITE_MAX_MB', defaults.sqliteMaxMb ?? 0, 0, 16_000_000) || undefined,
+    retentionDays: int('RETENTION_DAYS', defaults.retentionDays, 0, 36_500),
+    retentionPerRoom: int('RETENTION_PER_ROOM', defaults.retentionPerRoom, 0, 1_000_000_000),
+    retentionIntervalMs: int(
+      'RETENTION_INTERVAL_MS',
+      defaults.retentionIntervalMs,
+      100,
+      86_400_000,
+    ),
+    retentionBatch: int('RETENTION_BATCH', defaults.retentionBatch, 1, 1_000_000),
+    sendKbPerHour: int('SEND_KB_PER_HOUR', defaults.sendKbPerHour, 0, 1_000_000_000),
     sqliteWaitMs: int('SQLITE_WAIT_MS', defaults.sqliteWaitMs, 0, 50),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
     metrics: bool('METRICS', defaults.metrics),

@@ -21,7 +21,11 @@ export const errorCodes = {
     status: 400,
     message: `Field "text" is longer than ${limits.maxText} characters.`,
   },
-  invalid_text: { status: 400, message: 'Field "text" must be a string.' },
+  invalid_text: {
+    status: 400,
+    message:
+      'Field "text" must be a string without direction overrides or embeddings (U+202A-U+202E), and with every isolate (U+2066-U+2068) closed by U+2069.',
+  },
   invalid_nickname: {
     status: 400,
     message:
@@ -90,6 +94,14 @@ export const errorCodes = {
   typing_rate_limited: {
     status: 429,
     message: 'Too many typing notices; retry after the delay given.',
+  },
+  storage_limited: {
+    status: 429,
+    message: 'This address has stored too much text this hour; retry after the delay given.',
+  },
+  history_rate_limited: {
+    status: 429,
+    message: 'Too many history requests; retry after the delay given.',
   },
   too_many_polls: {
     status: 429,

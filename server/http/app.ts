@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
+import { clientAddress } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import { loggerOf } from '../core/log.ts';
 import type { ChatOps } from '../metrics/ops.ts';
@@ -25,17 +26,27 @@ export interface AppOps {
   sendLimit?: SendLimit | undefined;
   /** `POST /typing` per address (rate-limit.ts, `createTypingLimit`). */
   typingLimit?: SendLimit | undefined;
+  /** `GET /history` per address (rate-limit.ts, `createHistoryLimit`). */
+  historyLimit?: SendLimit | undefined;
 }
 
 export function createApp(
   chat: ChatContext,
-  { ops, typingLimit }: Pick<AppOps, 'ops' | 'typingLimit'> = {},
+  { ops, typingLimit, historyLimit }: Pick<AppOps, 'ops' | 'typingLimit' | 'historyLimit'> = {},
 ): Express {
   const app = express();
   app.set('trust proxy', chat.config.trustProxy);
-  // Answers are never revalidated: an ETag would only cost a hash per answer.
+  // No hash of every answer: `/history` sets an ETag of its own, from the
+  // page's ids, without hashing the body (routes/read.ts).
   app.set('etag', false);
   app.disable('x-powered-by');
+  // `req.ip` by the chat's bounded rule (client-address.ts), not proxy-addr's,
+  // which parses every entry of X-Forwarded-For and keeps what is not an IP.
+  const addressOf = clientAddress(chat.config.trustProxy, chat.config.forwardedForMaxBytes);
+  app.use((req, _res, next) => {
+    Object.defineProperty(req, 'ip', { value: addressOf(req), configurable: true });
+    next();
+  });
 
   // One log line per finished request (server/metrics/request-log.ts); the
   // lane's routes log their own (ops.telemetry).
@@ -48,7 +59,7 @@ export function createApp(
   // HTTP on a LAN address (the browser asks for its scripts over HTTPS).
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
 
-  app.get('/history', historyRoute(chat, ops?.store));
+  app.get('/history', historyRoute(chat, ops?.store, historyLimit));
   const health = healthRoute(chat, ops?.store, ops?.bus);
   app.get('/health', health);
   app.get('/ready', health);

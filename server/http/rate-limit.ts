@@ -1,7 +1,9 @@
 /**
  * The send limit: `POST /send` per client address. The typing limit
  * (`createTypingLimit`, `POST /typing`) is the same with a budget of its own
- * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends.
+ * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends;
+ * so is the history limit (`createHistoryLimit`, `GET /history`,
+ * `HISTORY_RATE`, `HISTORY_BURST`): each page reads the store.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
  *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
@@ -86,10 +88,24 @@ export function createTypingLimit(
   return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
 }
 
+/** `GET /history` per client address, with its own budget (`historyRatePerSec`, `historyBurst`). */
+export function createHistoryLimit(
+  config: Pick<Config, 'historyRatePerSec' | 'historyBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  options: LimitOptions,
+): SendLimit | undefined {
+  const budget = {
+    sendRatePerSec: config.historyRatePerSec,
+    sendBurst: config.historyBurst,
+    redisPrefix: config.redisPrefix,
+    redisTimeoutMs: config.redisTimeoutMs,
+  };
+  return createAddressLimit(budget, 'history', 'history_rate_limited', options);
+}
+
 function createAddressLimit(
   config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
-  what: 'send' | 'typing',
-  code: 'rate_limited' | 'typing_rate_limited',
+  what: 'send' | 'typing' | 'history',
+  code: 'rate_limited' | 'typing_rate_limited' | 'history_rate_limited',
   options: LimitOptions,
 ): SendLimit | undefined {
   const window = rateLimitWindow(config);
@@ -106,6 +122,7 @@ function createAddressLimit(
   void store.init?.({ windowMs: window.windowMs } as Options);
 
   const { limit } = window;
+  const keys = new BoundedKeys(MAX_ADDRESSES, window.windowMs);
   const seconds = Math.ceil(window.windowMs / 1000);
   const name = `"${limit}-in-${seconds}sec"`;
   const policy = `${name}; q=${limit}; w=${seconds}`;
@@ -120,7 +137,7 @@ function createAddressLimit(
       const address = addressOf(req);
       const key =
         address === undefined || address === 'unknown' ? 'no-address' : ipKeyGenerator(address);
-      const { totalHits, resetTime } = await store.increment(key);
+      const { totalHits, resetTime } = await store.increment(keys.admit(key));
       const reset = resetTime
         ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
         : seconds;
@@ -133,6 +150,48 @@ function createAddressLimit(
       await store.shutdown?.();
     },
   };
+}
+
+/** Addresses one limit counts at once, at most (`BoundedKeys`). */
+const MAX_ADDRESSES = 100_000;
+
+/**
+ * The table of addresses a limit counts, bounded: past `max` addresses
+ * within two windows (how long the counting store keeps a key), the new
+ * ones share one key, so a flood of addresses (a forged X-Forwarded-For
+ * that a `TRUST_PROXY` too wide believes) shares one budget and grows no
+ * table, while the addresses already counted keep theirs.
+ */
+export class BoundedKeys {
+  readonly #max: number;
+  readonly #spanMs: number;
+  readonly #now: () => number;
+  #keys = new Set<string>();
+  #since: number;
+
+  constructor(max: number, windowMs: number, now: () => number = Date.now) {
+    this.#max = max;
+    this.#spanMs = 2 * windowMs;
+    this.#now = now;
+    this.#since = now();
+  }
+
+  /** The key to count `key` under: itself, or the shared one past the bound. */
+  admit(key: string): string {
+    const now = this.#now();
+    if (now - this.#since >= this.#spanMs) {
+      this.#keys = new Set();
+      this.#since = now;
+    }
+    if (this.#keys.has(key)) return key;
+    if (this.#keys.size >= this.#max) return 'too-many-addresses';
+    this.#keys.add(key);
+    return key;
+  }
+
+  get size(): number {
+    return this.#keys.size;
+  }
 }
 
 interface RedisOrMemoryOptions {

@@ -28,7 +28,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';
 import typeis from 'type-is';
 import { limits, type SendAnswer } from '../../protocol/protocol.ts';
-import { clientHost } from '../core/client-address.ts';
+import { clientAddress, clientHost } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
@@ -36,6 +36,7 @@ import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
 import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
+import { ByteBudget } from './byte-budget.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
@@ -77,6 +78,14 @@ export function createSendHandler(
     }),
   };
   const types = Object.keys(parsers);
+  const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
+  const bytes =
+    sendKbPerHour > 0
+      ? new ByteBudget({
+          kbPerHour: sendKbPerHour,
+          addressOf: clientAddress(trustProxy, forwardedForMaxBytes),
+        })
+      : undefined;
   const { limit, metrics, store } = options;
   const { telemetry } = chat;
 
@@ -94,6 +103,7 @@ export function createSendHandler(
     const body = await readBody(parsers[type]!, req, res);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
+    bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
     const appended = chat.store.append(input);
     // Posted once stored, even when the answer below timed out: the message shows.
     appended.then(

@@ -42,6 +42,23 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 const DIRECTION_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
 
 /**
+ * In a text, right-to-left writers may need isolates (U+2066-U+2068, each
+ * closed by U+2069), which keep their effect inside them; what is refused
+ * is what reorders the text after it: an override or embedding
+ * (U+202A-U+202E), or an isolate left open, would show a link or a name
+ * beside it as another (an address shown reversed).
+ */
+function directionsClosed(text: string): boolean {
+  if (/[\u202A-\u202E]/.test(text)) return false;
+  let open = 0;
+  for (const match of text.matchAll(/[\u2066-\u2069]/g)) {
+    open += match[0] === '\u2069' ? -1 : 1;
+    if (open < 0) return false;
+  }
+  return open === 0;
+}
+
+/**
  * Control characters other than tab and newline have no place in a chat
  * line: C0, DEL and C1 (U+0080-U+009F, invisible, and a text of them alone
  * would be a message that shows nothing).
@@ -152,6 +169,7 @@ export function parseNewMessage(body: unknown): NewMessage {
   if (fields.text === undefined || fields.text === null) throw httpError('text_required');
   if (typeof fields.text !== 'string') throw httpError('invalid_text');
   if (LONE_SURROGATE.test(fields.text)) throw httpError('invalid_unicode');
+  if (!directionsClosed(fields.text)) throw httpError('invalid_text');
   const text = clean(fields.text);
   if (text === '') throw httpError('text_required');
   if (length(text) > MAX_TEXT) throw httpError('text_too_long');

@@ -67,7 +67,12 @@ export class Answers {
     room: string,
     messages: readonly Message[],
     cursor: number,
-    extras: { reset?: boolean; people?: People | undefined; typing?: readonly Typist[] } = {},
+    extras: {
+      reset?: boolean;
+      expired?: boolean;
+      people?: People | undefined;
+      typing?: readonly Typist[];
+    } = {},
   ): Body {
     return recvBody(messages, cursor, this.#presence.count(room), extras);
   }

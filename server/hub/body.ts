@@ -38,15 +38,18 @@ export const JSON_HEADERS = {
  */
 export function recvJson(answer: RecvAnswer): string {
   const reset = answer.reset ? ',"reset":true' : '';
+  const expired = answer.expired ? ',"expired":true' : '';
   const people = answer.people ? `,"people":${JSON.stringify(answer.people)}` : '';
   const typing = answer.typing ? `,"typing":${JSON.stringify(answer.typing)}` : '';
   const typingOnly = answer.typingOnly ? ',"typingOnly":true' : '';
-  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}${people}${typing}${typingOnly}}`;
+  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}${expired}${people}${typing}${typingOnly}}`;
 }
 
 /** What an answer may carry besides its messages (protocol.ts, `RecvAnswer`). */
 export interface BodyExtras {
   reset?: boolean;
+  /** Messages after the poll's cursor were deleted by retention before it read them. */
+  expired?: boolean;
   /** The room's list, for a poll whose `people=` version is not its version. */
   people?: People | undefined;
   /** A typing wake: who types; the answer says it is only that (`typingOnly`). */
@@ -61,6 +64,7 @@ export function recvBody(
 ): Body {
   const answer: RecvAnswer = { messages: messages as Message[], cursor, online };
   if (extras.reset) answer.reset = true;
+  if (extras.expired) answer.expired = true;
   if (extras.people) answer.people = extras.people;
   if (extras.typing) {
     answer.typing = extras.typing as Typist[];

@@ -333,7 +333,13 @@ export class Hub<R extends Reply> {
     }
     if (found.length > 0) {
       const last = found[found.length - 1]!.id;
-      return this.#answer(reply, room, found, last, people, 'message', started);
+      // Read from the store past a hole at the cursor: a failed write's id,
+      // or messages retention deleted, which the client is told of.
+      const expired =
+        inLog === undefined &&
+        found[0]!.id > cursor + 1 &&
+        ((await this.#reads.pruned(room)) ?? 0) > cursor;
+      return this.#answer(reply, room, found, last, people, 'message', started, expired);
     }
     if (fresh) return this.#answer(reply, room, [], cursor, people, 'presence', started);
     return this.#waiters.wait(reply, room, cursor, client, people);
@@ -377,12 +383,14 @@ export class Hub<R extends Reply> {
     known: number | undefined,
     outcome: PollOutcome,
     started: number,
+    expired = false,
   ): undefined {
     const body =
-      outcome === 'message' && found.length > 0
+      outcome === 'message' && found.length > 0 && !expired
         ? this.#answers.catchUp(room, found, known)
         : this.#answers.body(room, found, cursor, {
             reset: outcome === 'reset',
+            expired,
             people: listFor(this.#answers.people(room), known),
           });
     const { report } = this.#options;

@@ -41,6 +41,11 @@ export class StoreReads {
     return this.#read(this.#store.after(room, since, limit), `reading ${room} after #${since}`);
   }
 
+  /** The largest id retention deleted in `room` (`MessageStore.pruned`); undefined when the store failed. */
+  pruned(room: string): Promise<number | undefined> {
+    return this.#read(this.#store.pruned(room), `reading how far ${room} has expired`);
+  }
+
   /** The head of each room that has messages; undefined when the store failed. */
   heads(rooms: readonly string[]): Promise<Map<string, number> | undefined> {
     return this.#read(this.#store.heads(rooms), 'reading the heads');

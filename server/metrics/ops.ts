@@ -58,7 +58,10 @@ export interface OpsInput extends MetricsSources {
 }
 
 export async function startOps(
-  config: Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'trustProxy'>,
+  config: Pick<
+    Config,
+    'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'trustProxy' | 'forwardedForMaxBytes'
+  >,
   input: OpsInput,
 ): Promise<ChatOps> {
   const { log, redis, redisHealth, writes } = input;
@@ -109,7 +112,11 @@ export async function startOps(
 
   return {
     metrics,
-    telemetry: createTelemetry(metrics, loggerOf(log), clientAddress(config.trustProxy)),
+    telemetry: createTelemetry(
+      metrics,
+      loggerOf(log),
+      clientAddress(config.trustProxy, config.forwardedForMaxBytes),
+    ),
     store,
     bus,
     metricsOnChatPort,

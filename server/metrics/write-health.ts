@@ -75,6 +75,8 @@ export class WriteHealth {
       after: (room, since, limit) => store.after(room, since, limit),
       before: (room, before, limit) => store.before(room, before, limit),
       heads: (rooms) => store.heads(rooms),
+      prune: (policy) => store.prune(policy),
+      pruned: (room) => store.pruned(room),
       ping: () => store.ping(),
       close: () => store.close(),
     };

@@ -11,8 +11,9 @@
  * (client-error.ts).
  */
 import type { RequestListener, Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { AddressOf } from '../core/client-address.ts';
+import { type AddressOf, compileTrust } from '../core/client-address.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import { capPresencePerAddress } from '../presence/address-cap.ts';
@@ -71,7 +72,7 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
         isRefused: (socket) => limits?.refused(socket) ?? false,
         onRefused: () => metrics.pipelinedRefused.inc(),
       });
-      return checkHost(piped, config.allowedHosts, config.trustProxy);
+      return checkHost(countUntrusted(piped, config.trustProxy, metrics), config);
     },
     attach(server) {
       limits = limitConnections(server, {
@@ -85,5 +86,35 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
       answerClientErrors(server, metrics);
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
     },
+  };
+}
+
+/** Whether a connection's peer is a proxy `TRUST_PROXY` trusts: judged once per connection. */
+const trustedPeer = Symbol('trustedPeer');
+
+/**
+ * `listener`, counting the requests that come straight from a peer that is
+ * not a trusted proxy while `TRUST_PROXY` is set
+ * (`chat_requests_untrusted_peer_total`): someone reaches the port around
+ * the proxy. Unset, nothing is counted and nothing is added.
+ */
+function countUntrusted(
+  listener: RequestListener,
+  trustProxy: Config['trustProxy'],
+  metrics: ReturnType<typeof createNetMetrics>,
+): RequestListener {
+  if (trustProxy === false) return listener;
+  const trust = compileTrust(trustProxy);
+  return (req, res) => {
+    const socket = req.socket as Socket & { [trustedPeer]?: boolean };
+    let trusted = socket[trustedPeer];
+    if (trusted === undefined) {
+      const peer = socket.remoteAddress;
+      // A pipe or Unix socket has no peer address: the proxy's own.
+      trusted = peer === undefined || trust(peer, 0);
+      socket[trustedPeer] = trusted;
+    }
+    if (!trusted) metrics.untrustedPeer.inc();
+    listener(req, res);
   };
 }

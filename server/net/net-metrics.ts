@@ -13,6 +13,7 @@ export interface NetMetrics {
   readonly pipelinedRefused: Counter;
   readonly clientErrors: Counter<'code'>;
   readonly presenceUncounted: Counter;
+  readonly untrustedPeer: Counter;
 }
 
 export interface NetGauges {
@@ -59,6 +60,11 @@ export function createNetMetrics(registry: Registry | undefined, gauges: NetGaug
       name: 'chat_http_client_errors_total',
       help: "Requests Node's HTTP parser refused, by the code answered (bad_request, headers_too_large, request_timeout…).",
       labelNames: ['code'],
+      registers,
+    }),
+    untrustedPeer: new Counter({
+      name: 'chat_requests_untrusted_peer_total',
+      help: 'Requests that came straight from a peer TRUST_PROXY does not trust, while it is set: their X-Forwarded-For is not believed. A count that grows says the port is reachable around the proxy.',
       registers,
     }),
     presenceUncounted: new Counter({

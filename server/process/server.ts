@@ -30,7 +30,7 @@ import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/lane.ts';
-import { createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
+import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import type { StoreWatch } from '../hub/store-watch.ts';
@@ -43,6 +43,7 @@ import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
 import { SteadyCount } from '../presence/steady-count.ts';
 import { openStore } from '../store/open-store.ts';
+import { Retention } from '../store/retention.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
   openRedis,
@@ -66,6 +67,8 @@ export interface ChatParts {
 
 export interface RunningChat extends ChatContext {
   server: Server;
+  /** Deletes old messages (server/store/retention.ts); tests run it by hand. */
+  retention: Retention;
   watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
@@ -83,8 +86,11 @@ export async function startChat(
     timeoutMs: config.storeTimeoutMs,
     windowMs: config.healthWriteWindowMs,
   });
-  const store = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
+  const tracked = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
+  const retention = new Retention(tracked, config, log);
+  const store = retention.track(tracked);
   await store.init();
+  retention.start();
   const backends =
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
@@ -109,7 +115,7 @@ export async function startChat(
     writes,
   });
   const telemetry = parts.telemetry ?? ops.telemetry;
-  const addressOf = clientAddress(config.trustProxy);
+  const addressOf = clientAddress(config.trustProxy, config.forwardedForMaxBytes);
   const hub = new Hub<ServerResponse>({
     config,
     store,
@@ -151,6 +157,12 @@ export async function startChat(
     log,
     addressOf,
   });
+  const historyLimit = createHistoryLimit(config, {
+    redis: chat.redis,
+    redisHealth: backends.redisHealth,
+    log,
+    addressOf,
+  });
   const warning = trustProxyWarning(config);
   if (warning) log('warn', warning);
 
@@ -163,7 +175,7 @@ export async function startChat(
   const edge = createEdge(config, {
     log,
     registry: ops.metrics.registry,
-    addressOf: clientAddress(config.trustProxy),
+    addressOf,
   });
   const server = createServer(
     {
@@ -172,7 +184,7 @@ export async function startChat(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit })),
+    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit, historyLimit })),
   );
   edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
@@ -203,16 +215,18 @@ export async function startChat(
       hub.close();
       await sendLimit?.close();
       await typingLimit?.close();
+      await historyLimit?.close();
       await ops.close();
       await bus.close();
       await presence.close();
       await backends.close();
+      await retention.close();
       await store.close();
     })();
     return closing;
   }
 
-  return { ...chat, server, watch, url, ops, close };
+  return { ...chat, server, watch, retention, url, ops, close };
 }
 
 interface Backends {

@@ -40,7 +40,22 @@ export const migrations: readonly (readonly string[])[] = [
        UNIQUE KEY chat_messages_room_key (room, \`key\`)
      ) ${TABLE_OPTIONS}`,
   ],
+  [
+    // Retention (mysql-store.ts, \`prune\`): how far each room has been cut,
+    // so a cursor behind it is told, and the oldest messages by time
+    // without a scan. MySQL has no CREATE INDEX IF NOT EXISTS: \`migrate\`
+    // takes a duplicate index name for a step already applied.
+    `CREATE TABLE IF NOT EXISTS chat_pruned (
+       room      VARCHAR(32)     NOT NULL,
+       pruned_id BIGINT UNSIGNED NOT NULL,
+       PRIMARY KEY (room)
+     ) ${TABLE_OPTIONS}`,
+    'CREATE INDEX chat_messages_time ON chat_messages (time)',
+  ],
 ];
+
+/** ER_DUP_KEYNAME: the index a re-run step creates is there already. */
+const DUPLICATE_KEY_NAME = 1061;
 
 /**
  * Named locks are server-wide: the name includes the database, so two chats
@@ -71,7 +86,11 @@ export async function migrate(conn: PoolConnection): Promise<number> {
     );
     const found = row?.version ?? 0;
     for (let version = found; version < migrations.length; version += 1) {
-      for (const sql of migrations[version]!) await conn.query(sql);
+      for (const sql of migrations[version]!) {
+        await conn.query(sql).catch((error: unknown) => {
+          if ((error as { errno?: unknown }).errno !== DUPLICATE_KEY_NAME) throw error;
+        });
+      }
       await conn.query('UPDATE chat_schema_version SET version = ? WHERE one = 1', [version + 1]);
     }
     return found;

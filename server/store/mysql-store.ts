@@ -24,21 +24,33 @@ import {
   type ExecuteValues,
   type Pool,
   type PoolOptions,
+  type ResultSetHeader,
   type RowDataPacket,
 } from 'mysql2/promise';
-import { fromSqlTime, MysqlAppender } from './mysql-appender.ts';
+import { fromSqlTime, MysqlAppender, toSqlTime } from './mysql-appender.ts';
 import { isUnavailable, STATEMENT_TIMEOUT_MS, withConnection } from './mysql-connection.ts';
 import { migrate } from './mysql-schema.ts';
 import {
   type AppendResult,
+  cutThrough,
   type Message,
   type MessageStore,
   type NewMessage,
+  type PrunePolicy,
   StoreUnavailableError,
 } from './store.ts';
 
 const COLUMNS = 'id, room, nickname, text, time';
 const AFTER = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?`;
+const ENDS =
+  'SELECT room, MIN(id) AS oldest, MAX(id) AS head FROM chat_messages WHERE room IN (?) GROUP BY room';
+// The oldest rows by time (the index), grouped: how far each room has expired.
+const EXPIRED = `SELECT room, MAX(id) AS through FROM (
+  SELECT room, id FROM chat_messages WHERE time < ? ORDER BY time LIMIT ?
+) AS oldest GROUP BY room`;
+const DELETE = 'DELETE FROM chat_messages WHERE room = ? AND id <= ?';
+const NOTE_PRUNED = `INSERT INTO chat_pruned (room, pruned_id) VALUES (?, ?)
+  ON DUPLICATE KEY UPDATE pruned_id = GREATEST(pruned_id, VALUES(pruned_id))`;
 const BEFORE = `SELECT ${COLUMNS} FROM chat_messages WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?`;
 
 /**
@@ -64,6 +76,21 @@ export function createMysqlPool(url: string, options: PoolOptions = {}): Pool {
 interface HeadRow extends RowDataPacket {
   room: string;
   head: number | string;
+}
+
+interface PrunedRow extends RowDataPacket {
+  pruned_id: number | string;
+}
+
+interface EndsRow extends RowDataPacket {
+  room: string;
+  oldest: number | string;
+  head: number | string;
+}
+
+interface ThroughRow extends RowDataPacket {
+  room: string;
+  through: number | string;
 }
 
 interface MessageRow extends RowDataPacket {
@@ -121,6 +148,68 @@ export class MysqlStore implements MessageStore {
         ),
       );
       return new Map(rows.map((row) => [row.room, Number(row.head)]));
+    });
+  }
+
+  /**
+   * Retention as SQLite's (\`SqliteFile.prune\`): each room cut from its
+   * oldest id, a bounded number of rows per call, its newest kept. Deletes
+   * only ids below the room's head, which no append touches, so no lock on
+   * the room's counter row is needed.
+   */
+  async prune(policy: PrunePolicy): Promise<number> {
+    return this.#unavailableOnError(() =>
+      withConnection(this.#pool, async (conn) => {
+        const query = async <T extends RowDataPacket[]>(sql: string, values: unknown[]) =>
+          (await conn.query<T>({ sql, timeout: STATEMENT_TIMEOUT_MS }, values))[0];
+        const targets = new Map<string, number>();
+        const ends = new Map<string, { oldest: number; head: number }>();
+        const readEnds = async (rooms: string[]) => {
+          if (rooms.length === 0) return;
+          for (const row of await query<EndsRow[]>(ENDS, [rooms])) {
+            ends.set(row.room, { oldest: Number(row.oldest), head: Number(row.head) });
+          }
+        };
+        await readEnds([...policy.rooms]);
+        for (const [room, { head }] of ends) {
+          if (head > policy.keepPerRoom) targets.set(room, head - policy.keepPerRoom);
+        }
+        const cutoff = toSqlTime(policy.olderThan.toISOString());
+        for (const row of await query<ThroughRow[]>(EXPIRED, [cutoff, policy.maxRows])) {
+          targets.set(row.room, Math.max(Number(row.through), targets.get(row.room) ?? 0));
+        }
+        await readEnds([...targets.keys()].filter((room) => !ends.has(room)));
+        let deleted = 0;
+        for (const [room, target] of targets) {
+          const left = policy.maxRows - deleted;
+          if (left <= 0) break;
+          const end = ends.get(room);
+          const through = cutThrough(target, end?.oldest, end?.head, left);
+          if (through === undefined) continue;
+          const [result] = await conn.query<ResultSetHeader>(
+            { sql: DELETE, timeout: STATEMENT_TIMEOUT_MS },
+            [room, through],
+          );
+          deleted += result.affectedRows;
+          await conn.query({ sql: NOTE_PRUNED, timeout: STATEMENT_TIMEOUT_MS }, [room, through]);
+        }
+        return deleted;
+      }),
+    );
+  }
+
+  async pruned(room: string): Promise<number> {
+    return this.#unavailableOnError(async () => {
+      const [rows] = await withConnection(this.#pool, (conn) =>
+        conn.query<PrunedRow[]>(
+          {
+            sql: 'SELECT pruned_id FROM chat_pruned WHERE room = ?',
+            timeout: STATEMENT_TIMEOUT_MS,
+          },
+          [room],
+        ),
+      );
+      return Number(rows[0]?.pruned_id ?? 0);
     });
   }
 

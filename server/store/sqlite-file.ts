@@ -14,7 +14,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AppendResult, Message, NewMessage } from './store.ts';
+import {
+  type AppendResult,
+  cutThrough,
+  type Message,
+  type NewMessage,
+  type PrunePolicy,
+} from './store.ts';
 
 /** Schema versions, applied in order; `PRAGMA user_version` records the last one applied. */
 const migrations: string[] = [
@@ -28,6 +34,13 @@ const migrations: string[] = [
      PRIMARY KEY (room, id)
    ) WITHOUT ROWID;
    CREATE UNIQUE INDEX messages_room_key ON messages (room, key) WHERE key IS NOT NULL;`,
+  // Retention (\`prune\`): the oldest messages by time without a scan, and
+  // how far each room has been cut, so a cursor behind it is told.
+  `CREATE INDEX messages_time ON messages (time);
+   CREATE TABLE pruned (
+     room    TEXT    NOT NULL PRIMARY KEY,
+     through INTEGER NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 /** How long opening and migrating may wait for another process's write lock. */
@@ -92,6 +105,12 @@ export class SqliteFile {
   readonly #after: Database.Statement<[string, number, number], Row>;
   readonly #before: Database.Statement<[string, number, number], Row>;
   readonly #head: Database.Statement<[string], { head: number | null }>;
+  readonly #oldest: Database.Statement<[string], { oldest: number | null }>;
+  readonly #expired: Database.Statement<[string, number], { room: string; through: number }>;
+  readonly #delete: Database.Statement<[string, number]>;
+  readonly #notePruned: Database.Statement<[string, number]>;
+  readonly #pruned: Database.Statement<[string], { through: number }>;
+  readonly #prune: Database.Transaction<(policy: PrunePolicy) => number>;
   readonly #append: Database.Transaction<
     (inputs: NewMessage[], deadline: number) => AppendResult[]
   >;
@@ -130,6 +149,30 @@ export class SqliteFile {
     );
     this.#head = this.#db.prepare('SELECT MAX(id) AS head FROM messages WHERE room = ?');
     this.#append = this.#db.transaction((inputs, deadline) => this.#appendIn(inputs, deadline));
+    this.#oldest = this.#db.prepare('SELECT MIN(id) AS oldest FROM messages WHERE room = ?');
+    // The oldest rows by time (the index), grouped: how far each room has expired.
+    this.#expired = this.#db.prepare(
+      `SELECT room, MAX(id) AS through FROM (
+         SELECT room, id FROM messages WHERE time < ? ORDER BY time LIMIT ?
+       ) GROUP BY room`,
+    );
+    this.#delete = this.#db.prepare('DELETE FROM messages WHERE room = ? AND id <= ?');
+    this.#notePruned = this.#db.prepare(
+      `INSERT INTO pruned (room, through) VALUES (?, ?)
+       ON CONFLICT (room) DO UPDATE SET through = MAX(through, excluded.through)`,
+    );
+    this.#pruned = this.#db.prepare('SELECT through FROM pruned WHERE room = ?');
+    this.#prune = this.#db.transaction((policy) => this.#pruneIn(policy));
+  }
+
+  /** \`MessageStore.prune\`, in one transaction that waits for the write lock until \`deadline\`. */
+  prune(policy: PrunePolicy, deadline: number): number {
+    this.#setBusy(Math.max(1, deadline - Date.now()));
+    return this.#prune.immediate(policy);
+  }
+
+  pruned(room: string): number {
+    return this.#pruned.get(room)?.through ?? 0;
   }
 
   /**
@@ -199,6 +242,35 @@ export class SqliteFile {
     // Throwing rolls the transaction back: past the deadline nothing commits.
     if (Date.now() > deadline) throw new DeadlineError('the write missed its deadline');
     return results;
+  }
+
+  #pruneIn(policy: PrunePolicy): number {
+    const targets = new Map<string, number>();
+    for (const room of policy.rooms) {
+      const head = this.#head.get(room)?.head ?? 0;
+      if (head > policy.keepPerRoom) targets.set(room, head - policy.keepPerRoom);
+    }
+    for (const { room, through } of this.#expired.all(
+      policy.olderThan.toISOString(),
+      policy.maxRows,
+    )) {
+      targets.set(room, Math.max(through, targets.get(room) ?? 0));
+    }
+    let deleted = 0;
+    for (const [room, target] of targets) {
+      const left = policy.maxRows - deleted;
+      if (left <= 0) break;
+      const through = cutThrough(
+        target,
+        this.#oldest.get(room)?.oldest,
+        this.#head.get(room)?.head,
+        left,
+      );
+      if (through === undefined) continue;
+      deleted += this.#delete.run(room, through).changes;
+      this.#notePruned.run(room, through);
+    }
+    return deleted;
   }
 
   #setBusy(ms: number): void {

@@ -46,6 +46,7 @@ import {
   type Message,
   type MessageStore,
   type NewMessage,
+  type PrunePolicy,
   StoreUnavailableError,
 } from './store.ts';
 
@@ -128,6 +129,16 @@ export class SqliteStore implements MessageStore {
 
   heads(rooms: readonly string[]): Promise<Map<string, number>> {
     return this.#read({ op: 'heads', rooms });
+  }
+
+  /** On the writer, like an append: the deletes take the write lock. */
+  prune(policy: PrunePolicy): Promise<number> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#call(() => this.#writer.request({ op: 'prune', policy }, this.#deadline()));
+  }
+
+  pruned(room: string): Promise<number> {
+    return this.#read({ op: 'pruned', room });
   }
 
   /**

@@ -25,6 +25,7 @@ import {
   type AppendResult,
   type Message,
   type NewMessage,
+  type PrunePolicy,
   StoreUnavailableError,
 } from './store.ts';
 
@@ -36,6 +37,8 @@ export type SqliteCall =
   | { op: 'after'; room: string; since: number; limit: number }
   | { op: 'before'; room: string; before: number | undefined; limit: number }
   | { op: 'heads'; rooms: readonly string[] }
+  | { op: 'prune'; policy: PrunePolicy }
+  | { op: 'pruned'; room: string }
   | { op: 'dataVersion' }
   | { op: 'ping' };
 
@@ -47,6 +50,8 @@ export interface SqliteResults {
   after: Message[];
   before: Message[];
   heads: Map<string, number>;
+  prune: number;
+  pruned: number;
   dataVersion: number;
   ping: undefined;
 }

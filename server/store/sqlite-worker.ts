@@ -67,6 +67,10 @@ function run(request: SqliteRequest): unknown {
       return file.before(request.room, request.before, request.limit);
     case 'heads':
       return file.heads(request.rooms);
+    case 'prune':
+      return file.prune(request.policy, request.deadline);
+    case 'pruned':
+      return file.pruned(request.room);
     case 'dataVersion':
       return file.dataVersion();
     case 'ping':

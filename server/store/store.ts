@@ -77,9 +77,52 @@ export interface MessageStore {
   takeAnswers?(): void;
   /** The latest `limit` messages of `room` with id < `before` (all when undefined), oldest first. */
   before(room: string, before: number | undefined, limit: number): Promise<Message[]>;
+  /**
+   * Deletes old messages by the retention policy, at most `policy.maxRows`
+   * of them per call, and returns how many it deleted. The newest message
+   * of a room is always kept, so its head (and the next id) carry on and a
+   * cursor is never taken for one ahead of its room. What is deleted is
+   * always a room's oldest run of ids, recorded by `pruned`.
+   */
+  prune(policy: PrunePolicy): Promise<number>;
+  /**
+   * The largest id of `room` deleted by `prune` (0 when none was): every id
+   * at or below it is gone, so a cursor below it has missed messages for
+   * good and is told so (`expired`, docs/design.md, "Limits").
+   */
+  pruned(room: string): Promise<number>;
   /** Resolves when the database answers; throws `StoreUnavailableError` when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What one `prune` call may delete. */
+export interface PrunePolicy {
+  /** Messages stored before this time go (each room's newest excepted). */
+  olderThan: Date;
+  /** Each room in `rooms` keeps at most this many messages. */
+  keepPerRoom: number;
+  /** The rooms whose count to look at: those written to since the last call (only an append grows one). */
+  rooms: readonly string[];
+  /** Rows deleted by one call at most, so a call stays short however much has expired. */
+  maxRows: number;
+}
+
+/**
+ * Where to cut a room that should keep only ids above \`target\`: never its
+ * newest message (\`head\`), and at most \`left\` ids from its oldest, so one
+ * call deletes a bounded number of rows (ids are dense, so \`left\` ids are
+ * at most \`left\` rows). Undefined when nothing is to go.
+ */
+export function cutThrough(
+  target: number,
+  oldest: number | null | undefined,
+  head: number | null | undefined,
+  left: number,
+): number | undefined {
+  if (!oldest || !head) return undefined;
+  const through = Math.min(target, head - 1, oldest + left - 1);
+  return through >= oldest ? through : undefined;
 }
 
 /** The database cannot be reached (or did not answer in time). Maps to 503. */

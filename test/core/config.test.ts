@@ -90,9 +90,35 @@ describe('loadConfig', () => {
       allowedHosts: [],
       storeTimeoutMs: 2_000,
       healthWriteWindowMs: 30_000,
-      sqliteMaxMb: undefined,
+      sqliteMaxMb: 1024,
       sqliteWaitMs: 1,
+      retentionDays: 30,
+      retentionPerRoom: 10_000,
+      retentionIntervalMs: 60_000,
+      retentionBatch: 5_000,
+      sendKbPerHour: 1024,
+      historyRatePerSec: 5,
+      historyBurst: 50,
+      forwardedForMaxBytes: 1_024,
     });
+  });
+
+  it('bounds storage by default; 0 turns each bound off', () => {
+    const off = loadConfig({
+      SQLITE_MAX_MB: '0',
+      RETENTION_DAYS: '0',
+      RETENTION_PER_ROOM: '0',
+      SEND_KB_PER_HOUR: '0',
+    });
+    expect(off).toMatchObject({
+      sqliteMaxMb: undefined,
+      retentionDays: 0,
+      retentionPerRoom: 0,
+      sendKbPerHour: 0,
+    });
+    expect(
+      loadConfig({ RETENTION_DAYS: '7', RETENTION_PER_ROOM: '500', RETENTION_BATCH: '100' }),
+    ).toMatchObject({ retentionDays: 7, retentionPerRoom: 500, retentionBatch: 100 });
   });
 
   it('reads the limits, the timeouts and the metrics settings', () => {
@@ -163,7 +189,15 @@ describe('loadConfig', () => {
       ['PORT', 'chat.sock'],
       ['REDIS_TIMEOUT_MS', '0'],
       ['HEALTH_WRITE_WINDOW_MS', '10'],
-      ['SQLITE_MAX_MB', '0'],
+      ['SQLITE_MAX_MB', '-1'],
+      ['RETENTION_DAYS', '-1'],
+      ['RETENTION_PER_ROOM', 'many'],
+      ['RETENTION_INTERVAL_MS', '10'],
+      ['RETENTION_BATCH', '0'],
+      ['SEND_KB_PER_HOUR', '1.5'],
+      ['HISTORY_RATE', '-1'],
+      ['HISTORY_BURST', '0'],
+      ['FORWARDED_FOR_MAX_BYTES', '10'],
       ['SQLITE_WAIT_MS', '51'],
     ];
     for (const [name, value] of cases) {

@@ -248,7 +248,8 @@ describe.skipIf(!hasNginx)(title, () => {
     beforeAll(async () => {
       tls = await makeTlsFiles('chat.example.com');
       ({ chat, nginx, stop } = await startProxied(
-        () => startUnitChat(),
+        // The site's name in ALLOWED_HOSTS, as the guide says (the unit binds 127.0.0.1).
+        () => startUnitChat({ allowedHosts: ['chat.example.com'] }),
         () => startHttpsSite(tls),
       ));
     }, 60_000);

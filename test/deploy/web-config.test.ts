@@ -401,6 +401,8 @@ describe.each(ROUTES)('$title: a visitor’s forged X-Forwarded-* headers', ({ f
   it('do not move the address the chat counts: a second send is refused whatever it claims', async () => {
     const chat = await startTestChat({
       trustProxy: loadConfig({ TRUST_PROXY: trustProxy() }).trustProxy,
+      // The site's name, as deploy-iis.md says (the chat here is on loopback).
+      allowedHosts: ['chat.example.com'],
       sendRatePerSec: 0.0001,
       sendBurst: 1,
     });

@@ -27,6 +27,9 @@ export const testConfig = (overrides: Partial<Config> = {}): Config => ({
   databaseUrl: 'memory:',
   pollTimeoutMs: 5_000,
   sendRatePerSec: 0,
+  // The per-address budgets are off, as the send rate: their own suites turn them on.
+  sendKbPerHour: 0,
+  historyRatePerSec: 0,
   serveStatic: false,
   logLevel: 'error',
   ...overrides,

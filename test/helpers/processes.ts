@@ -76,6 +76,8 @@ export async function startServerProcess(
     LOG_LEVEL: 'info',
     SERVE_STATIC: 'false',
     SEND_RATE: '0',
+    SEND_KB_PER_HOUR: '0',
+    HISTORY_RATE: '0',
     ...options.env,
   };
   await ensureBuilt();

@@ -155,7 +155,8 @@ describe('errors', () => {
     };
 
     it('is compared with that host when TRUST_PROXY trusts the proxy', async () => {
-      chat = await startTestChat({ trustProxy: 'loopback' });
+      // On loopback a proxy's host must be listed (ALLOWED_HOSTS), as the deploy guides say.
+      chat = await startTestChat({ trustProxy: 'loopback', allowedHosts: ['chat.example'] });
       expect((await postRaw(chat, 'text=via+proxy', headers)).status).toBe(200);
     });
 
@@ -251,7 +252,7 @@ describe('errors', () => {
       await once(socket, 'connect');
       const arrived = once(chat.server, 'request');
       socket.write(
-        'POST /send HTTP/1.1\r\nHost: chat\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text": "half',
+        'POST /send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"text": "half',
       );
       // The server is reading the body: hang up.
       await arrived;

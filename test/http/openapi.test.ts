@@ -157,7 +157,14 @@ describe('the running chat, against docs/openapi.yaml', () => {
     await expectDocumented(await poll, '/recv');
     await expectDocumented(await running.get('/recv?since=1'), '/recv'); // the timeout's empty answer
     await expectDocumented(await running.get('/recv?since=99'), '/recv'); // reset
-    await expectDocumented(await running.get('/history?limit=10'), '/history');
+    const page = await running.get('/history?limit=10');
+    const etag = page.headers.get('etag');
+    await expectDocumented(page, '/history');
+    const unchanged = await running.get('/history?limit=10', {
+      headers: { 'if-none-match': etag ?? '' },
+    });
+    expect(unchanged.status).toBe(304);
+    await expectDocumented(unchanged, '/history');
     await expectDocumented(
       await running.post('/typing', { client: 'abcdefgh1234', nickname: 'Ann' }),
       '/typing',

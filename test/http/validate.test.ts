@@ -76,6 +76,27 @@ describe('parseNewMessage', () => {
     });
   });
 
+  it('refuses a text with a direction override or an isolate left open, keeps closed ones', () => {
+    const refused = [
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067x',
+      'x\u2069',
+    ];
+    for (const control of refused) {
+      expect(codeOf(() => parseNewMessage({ text: `see https://x.org/${control}gpj.exe` }))).toBe(
+        'invalid_text',
+      );
+    }
+    for (const kept of ['שלום مرحبا', 'a \u2067עולם\u2069 b', '\u2066x \u2068y\u2069\u2069']) {
+      expect(parseNewMessage({ text: kept }).text).toBe(kept);
+    }
+  });
+
   it('counts characters as a person does: 2,000 emoji fit, 2,001 do not', () => {
     expect(parseNewMessage({ text: '😀'.repeat(limits.maxText) }).text).toHaveLength(
       2 * limits.maxText,

@@ -64,9 +64,10 @@ describe('ALLOWED_HOSTS', () => {
   });
 
   describe('when it is not set', () => {
-    it('answers any host', async () => {
+    it('answers only loopback names on a loopback bind (test/net/request-target.test.ts)', async () => {
       chat = await startTestChat();
-      expect((await withHost('anything.example')).status).toBe(200);
+      expect((await withHost('localhost')).status).toBe(200);
+      expect((await withHost('anything.example')).status).toBe(421);
     });
   });
 });

@@ -59,7 +59,7 @@ describe('a request that arrives slowly', () => {
       const connection = await rawConnection(chat.url);
       const start = performance.now();
       connection.socket.write(
-        `POST /send HTTP/1.1\r\nHost: chat\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        `POST /send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
       );
       // All of it would take 100 × 50 ms = 5 s.
       const timer = drip(connection.socket, body.padEnd(100), 50);
@@ -77,7 +77,7 @@ describe('a request that arrives slowly', () => {
       chat = await startTestChat({ bodyTimeoutMs: 5_000, headersTimeoutMs: LIMIT_MS });
       const connection = await rawConnection(chat.url);
       const start = performance.now();
-      connection.socket.write('GET /time HTTP/1.1\r\nHost: chat\r\n');
+      connection.socket.write('GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\n');
       const timer = drip(connection.socket, 'X-Slow: yes\r\n'.repeat(50), 20);
       const cutAt = await connection.closed;
       clearInterval(timer);
@@ -97,7 +97,7 @@ describe('a long-poll held longer than the body and header timeouts', () => {
     });
     const connection = await rawConnection(chat.url);
     const start = performance.now();
-    connection.socket.write('GET /recv?since=0 HTTP/1.1\r\nHost: chat\r\n\r\n');
+    connection.socket.write('GET /recv?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await until(
       () => connection.received.includes('\r\n\r\n{'),
       'the answer',

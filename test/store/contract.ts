@@ -17,6 +17,7 @@ import { describeKeysAndText } from './contract/keys-and-text.ts';
 import { describeLifecycle } from './contract/lifecycle.ts';
 import { describeOrdering } from './contract/ordering.ts';
 import { describeReads } from './contract/reads.ts';
+import { describeRetention } from './contract/retention.ts';
 
 export interface StoreFixture {
   /** A new, uninitialised handle (its own connection or pool) on this suite's database. */
@@ -119,5 +120,6 @@ export function describeStore(
     describeKeysAndText(ctx);
     describeOrdering(ctx);
     describeLifecycle(ctx);
+    describeRetention(ctx);
   });
 }

@@ -1,23 +1,66 @@
 /** The short read routes: `GET /history`, `GET /health` and `GET /ready` (`GET /time` is the lane's, lane.ts). */
 import type { Request, Response } from 'express';
+import type { HistoryAnswer } from '../../../protocol/protocol.ts';
 import type { OutageState } from '../../metrics/outage.ts';
 import type { ChatContext } from '../context.ts';
+import type { SendLimit } from '../rate-limit.ts';
 import { parseId, parseLimit, parseRoom } from '../validate.ts';
 import { withTimeout } from '../with-timeout.ts';
 
-/** The latest page before `before`, oldest first: what a page shows when it opens, and on scroll. */
-export function historyRoute(chat: ChatContext, store?: OutageState) {
+/** Whether an `If-None-Match` names `etag` (weak comparison, RFC 9110 13.1.2), or is `*`. */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = etag.slice(2);
+  return header
+    .split(',')
+    .map((tag) => tag.trim())
+    .some((tag) => tag === '*' || tag === etag || tag === bare || tag.slice(2) === bare);
+}
+
+/**
+ * The latest page before `before`, oldest first: what a page shows when it
+ * opens, and on scroll. Limited per address (`HISTORY_RATE`,
+ * `HISTORY_BURST`): each page reads the store. Stored messages never
+ * change, so a page is told by its URL and its ids: the ETag is built from
+ * them, without hashing the body, and a request that names it
+ * (`If-None-Match`) gets 304 with no body when the page is the same.
+ */
+export function historyRoute(chat: ChatContext, store?: OutageState, limit?: SendLimit) {
   return async function history(req: Request, res: Response): Promise<void> {
+    await limit?.check(req, res);
     const room = parseRoom(req.query.room);
     const before = parseId(req.query.before);
-    const limit = parseLimit(req.query.limit, 50);
+    const size = parseLimit(req.query.limit, 50);
     const messages = await withTimeout(
-      chat.store.before(room, before, limit),
+      chat.store.before(room, before, size),
       chat.config.storeTimeoutMs,
       'Reading history',
     );
+    const answer: HistoryAnswer = { messages };
+    // A short page reaches the room's oldest kept message: if that is not
+    // id 1, say whether the ones before it expired (a failed write's id is
+    // a hole too). A full page needs no look: the next one will be short.
+    const oldest = messages[0]?.id ?? before ?? 1;
+    if (messages.length < size && oldest > 1) {
+      const pruned = await withTimeout(
+        chat.store.pruned(room),
+        chat.config.storeTimeoutMs,
+        'Reading history',
+      );
+      if (pruned > 0) answer.expired = true;
+    }
     store?.ok();
-    res.set('Cache-Control', 'no-store').json({ messages });
+    // The query is in the URL the ETag belongs to; the page is told by its ids.
+    const first = messages[0]?.id ?? 0;
+    const last = messages[messages.length - 1]?.id ?? 0;
+    const etag = `W/"${first}-${last}-${messages.length}${answer.expired ? '-e' : ''}"`;
+    // `no-cache`: a browser may keep the page but asks again each time, with the ETag.
+    res.set('Cache-Control', 'no-cache').set('ETag', etag);
+    if (matches(req.headers['if-none-match'], etag)) {
+      res.status(304).end();
+      return;
+    }
+    res.json(answer);
   };
 }
 

@@ -27,6 +27,8 @@ export interface MessageDoc {
 export interface CounterDoc {
   _id: string;
   last: number;
+  /** The largest id retention deleted (absent: none): readers start above it. */
+  pruned?: number;
 }
 
 export const MESSAGES = 'chat_messages';
@@ -51,7 +53,19 @@ export const MESSAGE_INDEXES: IndexDescription[] = [
     unique: true,
     partialFilterExpression: { key: { $type: 'string' } },
   },
+  // Retention: the oldest documents by time without a collection scan (\`expiredPipeline\`).
+  { key: { time: 1 }, name: 'time' },
 ];
+
+/** The `limit` oldest documents stored before `cutoff`, grouped: how far each room has expired. */
+export function expiredPipeline(cutoff: Date, limit: number) {
+  return [
+    { $match: { time: { $lt: cutoff } } },
+    { $sort: { time: 1 } },
+    { $limit: limit },
+    { $group: { _id: '$room', through: { $max: '$id' } } },
+  ];
+}
 
 /** The first message sent with `key` in `room`: an equality that implies `room_key`'s filter. */
 export function keyFilter(room: string, key: string): Filter<MessageDoc> {

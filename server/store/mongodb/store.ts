@@ -28,9 +28,11 @@
 import { type Collection, type Db, type MongoClient, ReadConcern, WriteConcern } from 'mongodb';
 import {
   type AppendResult,
+  cutThrough,
   type Message,
   type MessageStore,
   type NewMessage,
+  type PrunePolicy,
   StoreUnavailableError,
 } from '../store.ts';
 import { duplicateKeyIndex, isMaxTimeExpired, isUnavailable, onlyDuplicates } from './errors.ts';
@@ -39,6 +41,7 @@ import {
   belowFilter,
   COUNTERS,
   type CounterDoc,
+  expiredPipeline,
   fromFilter,
   keyFilter,
   MESSAGE_INDEXES,
@@ -142,7 +145,9 @@ export class MongoStore implements MessageStore {
     limit: number,
   ): Promise<{ messages: Message[]; end: AfterEnd }> {
     return this.#unavailableOnError(async () => {
-      const { messages, end } = await readAfter(this.#source(room), since, limit, this.#clock());
+      // Ids retention deleted are not gaps to wait for or claim: start above them.
+      const from = Math.max(since, await this.#prunedOf(room));
+      const { messages, end } = await readAfter(this.#source(room), from, limit, this.#clock());
       return { messages: messages.map(toMessage), end };
     });
   }
@@ -166,6 +171,60 @@ export class MongoStore implements MessageStore {
         .toArray();
       return new Map(rows.map((row) => [row._id, row.head]));
     });
+  }
+
+  /**
+   * Retention as SQLite's (\`SqliteFile.prune\`): each room cut from its
+   * oldest id, a bounded number of documents per call, its newest kept.
+   * The room's \`pruned\` mark moves before the documents go, so a reader
+   * that starts after it never takes the deleted ids for a gap to claim.
+   */
+  async prune(policy: PrunePolicy): Promise<number> {
+    return this.#unavailableOnError(async () => {
+      const options = { maxTimeMS: this.#timing.operationMaxTimeMs };
+      const targets = new Map<string, number>();
+      const heads = await this.heads(policy.rooms);
+      for (const [room, head] of heads) {
+        if (head > policy.keepPerRoom) targets.set(room, head - policy.keepPerRoom);
+      }
+      const expired = await this.#messages
+        .aggregate<{ _id: string; through: number }>(
+          expiredPipeline(policy.olderThan, policy.maxRows),
+          options,
+        )
+        .toArray();
+      for (const row of expired)
+        targets.set(row._id, Math.max(row.through, targets.get(row._id) ?? 0));
+      const missing = [...targets.keys()].filter((room) => !heads.has(room));
+      for (const [room, head] of await this.heads(missing)) heads.set(room, head);
+      let deleted = 0;
+      for (const [room, target] of targets) {
+        const left = policy.maxRows - deleted;
+        if (left <= 0) break;
+        const oldest = await this.#messages.findOne(
+          { room },
+          { ...options, sort: { id: 1 }, projection: { _id: 0, id: 1 } },
+        );
+        const through = cutThrough(target, oldest?.id, heads.get(room), left);
+        if (through === undefined) continue;
+        await this.#counters.updateOne({ _id: room }, { $max: { pruned: through } }, options);
+        const result = await this.#messages.deleteMany({ room, id: { $lte: through } }, options);
+        deleted += result.deletedCount;
+      }
+      return deleted;
+    });
+  }
+
+  async pruned(room: string): Promise<number> {
+    return this.#unavailableOnError(() => this.#prunedOf(room));
+  }
+
+  async #prunedOf(room: string): Promise<number> {
+    const counter = await this.#counters.findOne(
+      { _id: room },
+      { projection: { pruned: 1 }, maxTimeMS: this.#timing.operationMaxTimeMs },
+    );
+    return counter?.pruned ?? 0;
   }
 
   async ping(): Promise<void> {
