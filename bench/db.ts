@@ -1,6 +1,10 @@
 /**
  * `npm run bench:db [-- --quick]`: the chat on the MySQL store against raw
- * mysql2, at 100 concurrent connections, on the MariaDB of `MYSQL_URL`.
+ * mysql2, at 100 concurrent connections, on the MariaDB of `MYSQL_URL`; and
+ * the same `POST /send` and `GET /history` on SQLite (a file in a temporary
+ * folder) and, when `MONGODB_URL` is set, on that MongoDB-protocol server,
+ * each row labelled with the server it ran on (FerretDB says so: it is not
+ * MongoDB).
  *
  * - write: `POST /send` (autocannon, 100 keep-alive connections) against a
  *   raw loop of single-row INSERTs into an auto-increment table (100 loops,
@@ -16,17 +20,25 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MongoClient } from 'mongodb';
 import { createConnection, createPool, type Pool } from 'mysql2/promise';
 import { readCli } from '../scripts/cli.ts';
+import { withDatabase as withMongoDatabase } from '../test/store/mongodb/fixture.ts';
 import { buildChat } from './lib/build.ts';
 
 const { values } = readCli({
   usage: `usage: npm run bench:db [-- --quick]
 
 Builds the server (tsc), then measures the chat on the MySQL store of
-MYSQL_URL against raw mysql2, and on the memory store.
+MYSQL_URL against raw mysql2, and on the memory store; then /send and
+/history by store: SQLite, MySQL and, with MONGODB_URL, MongoDB (FerretDB's
+back end is taken from FERRETDB_BACKEND, SQLite when unset, as
+scripts/services.sh runs it).
 
   --quick        2 s per measure instead of 10
   -h, --help     this help`,
@@ -112,6 +124,36 @@ async function main(): Promise<void> {
       ['raw SELECT of the page', rawRead],
       ['GET /history, memory store', memoryRead],
     );
+
+    // By store: the same two routes on SQLite and MongoDB, beside these MySQL rows.
+    const [[{ version }]] = (await raw.query('SELECT VERSION() AS version')) as unknown as [
+      [{ version: string }],
+    ];
+    const rows: [string, Figures, Figures][] = [
+      [`mysql: ${mariadbLabel(version)}`, chatWrite, chatRead],
+    ];
+    const sqliteDir = mkdtempSync(join(tmpdir(), 'chat-bench-db-'));
+    cleanups.push(() => rmSync(sqliteDir, { recursive: true, force: true }));
+    const sqlite = await startServer(`sqlite:${join(sqliteDir, 'chat.sqlite')}`);
+    servers.push(sqlite.child);
+    rows.unshift(['sqlite: a file on this disk', ...(await writeThenRead(sqlite.url, send))]);
+    const mongoUrl = process.env.MONGODB_URL?.trim();
+    if (mongoUrl) {
+      const name = `chat_bench_${Math.random().toString(36).slice(2, 10)}`;
+      const client = new MongoClient(mongoUrl);
+      cleanups.push(async () => {
+        await client.db(name).dropDatabase();
+        await client.close();
+      });
+      const label = await mongoLabel(client);
+      const mongo = await startServer(withMongoDatabase(mongoUrl, name));
+      servers.push(mongo.child);
+      rows.push([`mongodb: ${label}`, ...(await writeThenRead(mongo.url, send))]);
+    } else {
+      console.log('(MONGODB_URL is not set: no MongoDB rows)\n');
+    }
+    rows.push(['memory (the HTTP ceiling)', memoryWrite, memoryRead]);
+    reportByStore(rows);
   } finally {
     for (const server of servers) {
       server.kill('SIGTERM');
@@ -120,7 +162,54 @@ async function main(): Promise<void> {
     await raw.end();
     await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await admin.end();
+    for (const cleanup of cleanups) await cleanup();
   }
+}
+
+const cleanups: Array<() => void | Promise<void>> = [];
+
+/** `POST /send` for the bench's time, then `GET /history` of a page from the middle of what it wrote. */
+async function writeThenRead(
+  url: string,
+  send: (url: string) => Promise<Figures>,
+): Promise<[Figures, Figures]> {
+  const write = await send(url);
+  const latest = (await (await fetch(`${url}/history?room=bench&limit=1`)).json()) as {
+    messages: { id: number }[];
+  };
+  const last = latest.messages[0]?.id ?? 0;
+  const before = Math.max(51, Math.floor(last / 2));
+  const read = await http({ url: `${url}/history?room=bench&before=${before}&limit=50` });
+  return [write, read];
+}
+
+function mariadbLabel(version: string): string {
+  return /mariadb/i.test(version)
+    ? `MariaDB ${version.replace(/-MariaDB.*$/i, '')}`
+    : `MySQL ${version}`;
+}
+
+/** The server behind MONGODB_URL, as it says: FerretDB names itself in `buildInfo`. */
+async function mongoLabel(client: MongoClient): Promise<string> {
+  const info = await client.db('admin').command({ buildInfo: 1 });
+  if (typeof info.ferretdbVersion === 'string') {
+    const backend = process.env.FERRETDB_BACKEND?.trim() || 'SQLite';
+    return `FerretDB ${info.ferretdbVersion.replace(/^v/, '')} (${backend} back end), not MongoDB`;
+  }
+  return `MongoDB ${info.version}`;
+}
+
+/** One row per store: what `POST /send` and `GET /history` (a page of 50) managed. */
+function reportByStore(rows: [string, Figures, Figures][]): void {
+  const cell = (f: Figures) =>
+    `${f.requestsPerSec.toFixed(0).padStart(7)} req/s (p50 ${f.p50.toFixed(1)} ms, p99 ${f.p99.toFixed(1)} ms${f.errors ? `, ${f.errors} errors` : ''})`;
+  console.log('by store (the server each ran on):');
+  for (const [name, write, read] of rows) {
+    console.log(`  ${name}`);
+    console.log(`    POST /send     ${cell(write)}`);
+    console.log(`    GET /history   ${cell(read)}`);
+  }
+  console.log('');
 }
 
 /** `CONNECTIONS` loops, each running its statement back to back for `seconds`. */

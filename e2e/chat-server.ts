@@ -4,9 +4,11 @@
  * `public/`), started on a free port and stopped with SIGTERM like a real
  * deployment, so a restart goes through the graceful shutdown.
  *
- * The database is `DATABASE_URL` when set (the same suite runs on MySQL),
- * else a fresh SQLite file in a temporary folder. Tests share one server and
- * keep apart by room.
+ * The database is `DATABASE_URL` when set (the same suite runs on MySQL and
+ * on MongoDB), else a fresh SQLite file in a temporary folder. Tests share
+ * one server and keep apart by room. On a `mongodb:` URL each server gets a
+ * database of its own, `e2e_<random>` on that server, dropped by `close()`:
+ * the rooms of an earlier run are not there.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,7 +16,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { MongoClient } from 'mongodb';
 import type { Message } from '../protocol/protocol.ts';
+import { withDatabase } from '../test/store/mongodb/fixture.ts';
 
 const MAIN = resolve(import.meta.dirname, '../dist/server/main.js');
 const READY_TIMEOUT_MS = 20_000;
@@ -26,9 +30,15 @@ export class ChatServer {
   readonly #databaseUrl: string;
   readonly #tempDir: string | undefined;
   readonly #sqliteFile: string | undefined;
+  /** The database of its own on a MongoDB server, dropped by `close()`. */
+  readonly #mongoDatabase: string | undefined;
 
   private constructor(databaseUrl: string | undefined) {
-    if (databaseUrl) {
+    if (databaseUrl?.startsWith('mongodb')) {
+      this.#mongoDatabase = `e2e_${Math.random().toString(36).slice(2, 10)}`;
+      // Credentials are still checked where the given URL had them checked.
+      this.#databaseUrl = withDatabase(databaseUrl, this.#mongoDatabase);
+    } else if (databaseUrl) {
       this.#databaseUrl = databaseUrl;
     } else {
       this.#tempDir = mkdtempSync(join(tmpdir(), 'lpchat-e2e-'));
@@ -156,6 +166,14 @@ export class ChatServer {
   async close(): Promise<void> {
     await this.stop();
     if (this.#tempDir) rmSync(this.#tempDir, { recursive: true, force: true });
+    if (this.#mongoDatabase) {
+      const client = new MongoClient(this.#databaseUrl);
+      try {
+        await client.db(this.#mongoDatabase).dropDatabase();
+      } finally {
+        await client.close();
+      }
+    }
   }
 
   /** `POST /send` from outside the browser, e.g. another client or a bot. */

@@ -41,6 +41,11 @@ export interface StoreFeatures {
    * mongodb/store.ts). Ids still increase, and readers wait for nothing.
    */
   keyRaceLeavesGap?: boolean;
+  /**
+   * Cases this server cannot run, each with the reason shown in the skipped
+   * case's title (FerretDB: docs/stores.md, "FerretDB is not MongoDB").
+   */
+  skipped?: { longHistory?: string; concurrentWriters?: string };
 }
 
 export function describeStore(

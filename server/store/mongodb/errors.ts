@@ -59,6 +59,7 @@ const UNAVAILABLE_LABELS = [
 
 export const DUPLICATE_KEY = 11000;
 export const MAX_TIME_EXPIRED = 50;
+export const NOT_IMPLEMENTED = 238;
 
 interface ErrorLike {
   code?: unknown;
@@ -90,7 +91,9 @@ export function isMaxTimeExpired(error: unknown): boolean {
  * The index a duplicate-key error came from (`room_id`, `room_key`, `_id`),
  * or undefined when `error` is not one. The server names the index's key
  * pattern in `keyPattern` (4.4+); the message's "index: <name>" is the
- * fallback.
+ * fallback. `unknown` when the error names neither (FerretDB 1.x says only
+ * "E11000 duplicate key error collection: db.coll"): the store then asks
+ * the documents which one it was.
  */
 export function duplicateKeyIndex(error: unknown): string | undefined {
   if (!isObject(error) || (error as ErrorLike).code !== DUPLICATE_KEY) return undefined;
@@ -106,6 +109,13 @@ export function duplicateKeyIndex(error: unknown): string | undefined {
     if (fields === '_id') return '_id';
   }
   return /index: (\S+)/.exec(errmsg ?? message ?? '')?.[1] ?? 'unknown';
+}
+
+/** The server refused an index option it does not implement (FerretDB: `partialFilterExpression`). */
+export function isIndexOptionNotImplemented(error: unknown, option: string): boolean {
+  if (!isObject(error) || (error as ErrorLike).code !== NOT_IMPLEMENTED) return false;
+  const { message } = error as { message?: unknown };
+  return typeof message === 'string' && message.includes(option);
 }
 
 /** True when every write of a bulk insert failed only on a duplicate key (claims that lost: fine). */

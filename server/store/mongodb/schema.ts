@@ -22,6 +22,13 @@ export interface MessageDoc {
    * It counts for contiguity and is never shown.
    */
   void?: true;
+  /**
+   * On a void: its writer filled its own id (a lost key race, no time left),
+   * as opposed to a reader's claim. An id held this way was handed out
+   * before, so a send that is handed it again may take another
+   * (`MongoStore.append`).
+   */
+  filled?: true;
 }
 
 export interface CounterDoc {
@@ -53,19 +60,30 @@ export const MESSAGE_INDEXES: IndexDescription[] = [
     unique: true,
     partialFilterExpression: { key: { $type: 'string' } },
   },
-  // Retention: the oldest documents by time without a collection scan (\`expiredPipeline\`).
+  // Retention: the oldest documents by time without a collection scan (`expiredFilter`).
   { key: { time: 1 }, name: 'time' },
 ];
 
-/** The `limit` oldest documents stored before `cutoff`, grouped: how far each room has expired. */
-export function expiredPipeline(cutoff: Date, limit: number) {
-  return [
-    { $match: { time: { $lt: cutoff } } },
-    { $sort: { time: 1 } },
-    { $limit: limit },
-    { $group: { _id: '$room', through: { $max: '$id' } } },
-  ];
+/** The documents stored before `cutoff` (read oldest first, on the `time` index). */
+export function expiredFilter(cutoff: Date): Filter<MessageDoc> {
+  return { time: { $lt: cutoff } };
 }
+/**
+ * `room_key` for a server that refuses `partialFilterExpression` (FerretDB
+ * 1.x answers NotImplemented, code 238): the same key, unique, no filter.
+ * It is the right index only where a unique index lets any number of
+ * documents without the field in (FerretDB on SQLite, whose unique index
+ * on `key` is an SQLite one: NULLs are distinct). On MongoDB a missing field
+ * counts as null and every message without a key would collide, so the store
+ * uses this only when the server refused the partial one, and the contract
+ * suite (many messages without a key in one room) is what checks it
+ * (docs/stores.md, "FerretDB is not MongoDB").
+ */
+export const ROOM_KEY_UNFILTERED: IndexDescription = {
+  key: { room: 1, key: 1 },
+  name: 'room_key',
+  unique: true,
+};
 
 /** The first message sent with `key` in `room`: an equality that implies `room_key`'s filter. */
 export function keyFilter(room: string, key: string): Filter<MessageDoc> {

@@ -35,19 +35,26 @@ import {
   type PrunePolicy,
   StoreUnavailableError,
 } from '../store.ts';
-import { duplicateKeyIndex, isMaxTimeExpired, isUnavailable, onlyDuplicates } from './errors.ts';
+import {
+  duplicateKeyIndex,
+  isIndexOptionNotImplemented,
+  isMaxTimeExpired,
+  isUnavailable,
+  onlyDuplicates,
+} from './errors.ts';
 import { type AfterEnd, type GapSource, readAfter, readBefore } from './gaps.ts';
 import {
   belowFilter,
   COUNTERS,
   type CounterDoc,
-  expiredPipeline,
+  expiredFilter,
   fromFilter,
   keyFilter,
   MESSAGE_INDEXES,
   MESSAGES,
   type MessageDoc,
   READ_PROJECTION,
+  ROOM_KEY_UNFILTERED,
 } from './schema.ts';
 import { checkTiming, defaultTiming, gapGraceMs, type MongoTiming, planInsert } from './timing.ts';
 
@@ -76,6 +83,8 @@ export class MongoStore implements MessageStore {
   readonly #messages: Collection<MessageDoc>;
   readonly #counters: Collection<CounterDoc>;
   readonly #timing: MongoTiming;
+  /** Per room, the sends waiting for the next counter bump (`#nextId`). */
+  readonly #bumps = new Map<string, IdWaiter[]>();
 
   constructor(client: MongoClient, options: MongoStoreOptions = {}) {
     this.#timing = checkTiming({ ...defaultTiming, ...options.timing, ...driverTiming(client) });
@@ -90,8 +99,22 @@ export class MongoStore implements MessageStore {
   }
 
   async init(): Promise<void> {
-    // createIndexes is idempotent: several processes may run it at once.
-    await this.#unavailableOnError(() => this.#messages.createIndexes(MESSAGE_INDEXES));
+    // createIndexes is idempotent: several processes may run it at once. One
+    // index a command: FerretDB 1.24 drops the connection when one command
+    // names two indexes that both exist already.
+    await this.#unavailableOnError(async () => {
+      for (const index of MESSAGE_INDEXES) {
+        try {
+          await this.#messages.createIndexes([index]);
+        } catch (error) {
+          if (index.name !== 'room_key') throw error;
+          if (!isIndexOptionNotImplemented(error, 'partialFilterExpression')) throw error;
+          // FerretDB: no partial indexes, but its unique index admits any number
+          // of documents without a key (ROOM_KEY_UNFILTERED says why that is enough).
+          await this.#messages.createIndexes([ROOM_KEY_UNFILTERED]);
+        }
+      }
+    });
   }
 
   async append(input: NewMessage): Promise<AppendResult> {
@@ -102,22 +125,28 @@ export class MongoStore implements MessageStore {
         if (first) return { message: first, created: false };
       }
       const startedAt = Date.now();
-      const id = await this.#nextId(room);
-      const time = new Date();
-      if (planInsert(startedAt, time.getTime(), this.#timing) === 'void') {
-        await this.#fill(room, id);
-        throw new StoreUnavailableError(
-          `MongoDB took ${time.getTime() - startedAt} ms to hand out id ${room}#${id}: too late to insert it`,
-        );
+      for (;;) {
+        const id = await this.#nextId(room);
+        const time = new Date();
+        if (planInsert(startedAt, time.getTime(), this.#timing) === 'void') {
+          await this.#fill(room, id);
+          throw new StoreUnavailableError(
+            `MongoDB took ${time.getTime() - startedAt} ms to hand out id ${room}#${id}: too late to insert it`,
+          );
+        }
+        const doc: MessageDoc = { room, id, time, nickname: input.nickname, text: input.text };
+        if (key !== undefined) doc.key = key;
+        try {
+          await this.#messages.insertOne(doc, { maxTimeMS: this.#timing.insertMaxTimeMs });
+        } catch (error) {
+          const outcome = await this.#insertFailed(error, input, id);
+          // The id was handed out twice; take another. The plan above still
+          // counts from the append's start, so the grace arithmetic holds.
+          if (outcome === 'retry') continue;
+          return outcome;
+        }
+        return { message: toMessage(doc), created: true };
       }
-      const doc: MessageDoc = { room, id, time, nickname: input.nickname, text: input.text };
-      if (key !== undefined) doc.key = key;
-      try {
-        await this.#messages.insertOne(doc, { maxTimeMS: this.#timing.insertMaxTimeMs });
-      } catch (error) {
-        return this.#insertFailed(error, input, id);
-      }
-      return { message: toMessage(doc), created: true };
     });
   }
 
@@ -162,14 +191,22 @@ export class MongoStore implements MessageStore {
 
   async heads(rooms: readonly string[]): Promise<Map<string, number>> {
     if (rooms.length === 0) return new Map();
+    // One index lookup per room (the newest id on `room_id`), rather than a
+    // `$group` with `$max`: that reads every message of the rooms, and
+    // FerretDB has no `$max` accumulator (docs/stores.md).
     return this.#unavailableOnError(async () => {
-      const rows = await this.#messages
-        .aggregate<{ _id: string; head: number }>([
-          { $match: { room: { $in: [...rooms] } } },
-          { $group: { _id: '$room', head: { $max: '$id' } } },
-        ])
-        .toArray();
-      return new Map(rows.map((row) => [row._id, row.head]));
+      const options = {
+        sort: { id: -1 },
+        projection: { _id: 0, id: 1 },
+        maxTimeMS: this.#timing.operationMaxTimeMs,
+      } as const;
+      const rows = await Promise.all(
+        [...new Set(rooms)].map(async (room) => {
+          const newest = await this.#messages.findOne({ room }, options);
+          return [room, newest?.id] as const;
+        }),
+      );
+      return new Map(rows.filter((row): row is readonly [string, number] => row[1] !== undefined));
     });
   }
 
@@ -187,14 +224,18 @@ export class MongoStore implements MessageStore {
       for (const [room, head] of heads) {
         if (head > policy.keepPerRoom) targets.set(room, head - policy.keepPerRoom);
       }
+      // The oldest documents past the age, read and grouped here rather than
+      // by `$group`: FerretDB has no `$max` accumulator (docs/stores.md), and
+      // at most `maxRows` small documents come back either way.
       const expired = await this.#messages
-        .aggregate<{ _id: string; through: number }>(
-          expiredPipeline(policy.olderThan, policy.maxRows),
-          options,
-        )
+        .find(expiredFilter(policy.olderThan), {
+          ...options,
+          sort: { time: 1 },
+          limit: policy.maxRows,
+          projection: { _id: 0, room: 1, id: 1 },
+        })
         .toArray();
-      for (const row of expired)
-        targets.set(row._id, Math.max(row.through, targets.get(row._id) ?? 0));
+      for (const { room, id } of expired) targets.set(room, Math.max(id, targets.get(room) ?? 0));
       const missing = [...targets.keys()].filter((room) => !heads.has(room));
       for (const [room, head] of await this.heads(missing)) heads.set(room, head);
       let deleted = 0;
@@ -235,9 +276,28 @@ export class MongoStore implements MessageStore {
     await this.#client.close();
   }
 
-  /** The insert of `id` failed: a key race, a claimed id, a timeout, or the server. */
-  async #insertFailed(error: unknown, input: NewMessage, id: number): Promise<AppendResult> {
-    const index = duplicateKeyIndex(error);
+  /**
+   * The insert of `id` failed: a key race, a claimed id, an id handed out
+   * twice (`retry`), a timeout, or the server.
+   */
+  async #insertFailed(
+    error: unknown,
+    input: NewMessage,
+    id: number,
+  ): Promise<AppendResult | 'retry'> {
+    let index = duplicateKeyIndex(error);
+    if (index === 'unknown') {
+      // The server did not say which index refused the insert (FerretDB).
+      // A first send with this key that is readable means the key; otherwise
+      // it was the id (a claim), and the send answers 503, which is safe
+      // either way: a retry with the key finds the first send.
+      const first = input.key === undefined ? undefined : await this.#byKey(input.room, input.key);
+      if (first) {
+        await this.#fill(input.room, id);
+        return { message: first, created: false };
+      }
+      index = 'room_id';
+    }
     if (index === 'room_key' && input.key !== undefined) {
       // Another send with this key won the race: fill our id, return theirs.
       // The void is applied after the winner (the index already held it), so
@@ -252,6 +312,13 @@ export class MongoStore implements MessageStore {
       );
     }
     if (index === 'room_id') {
+      // A message or a writer's own void holds the id: the counter handed it
+      // out twice. MongoDB's `$inc` never does; FerretDB 1.24's loses
+      // concurrent increments, so its counter can fall back behind ids already
+      // used. Such an id was never free, so taking the next one skips nothing
+      // (docs/stores.md, "FerretDB is not MongoDB"). A reader's claim is
+      // different: it may be this send's own id given up, and that is a 503.
+      if (await this.#handedOutBefore(input.room, id)) return 'retry';
       throw new StoreUnavailableError(
         `Readers gave id ${input.room}#${id} up before its insert landed`,
         { cause: error },
@@ -263,14 +330,24 @@ export class MongoStore implements MessageStore {
     throw error;
   }
 
-  /** Fills `id` with a void document; if the id is taken already, that is fine. */
-  async #fill(room: string, id: number): Promise<void> {
-    await this.#claim(room, [id]);
+  async #handedOutBefore(room: string, id: number): Promise<boolean> {
+    const doc = await this.#messages.findOne(
+      { room, id },
+      { projection: { _id: 0, void: 1, filled: 1 }, maxTimeMS: this.#timing.operationMaxTimeMs },
+    );
+    return doc !== null && (doc.void !== true || doc.filled === true);
   }
 
-  async #claim(room: string, ids: number[]): Promise<void> {
+  /** Fills `id` with a void document; if the id is taken already, that is fine. */
+  async #fill(room: string, id: number): Promise<void> {
+    await this.#claim(room, [id], true);
+  }
+
+  async #claim(room: string, ids: number[], filled = false): Promise<void> {
     const time = new Date();
-    const voids: MessageDoc[] = ids.map((id) => ({ room, id, time, void: true }));
+    const voids: MessageDoc[] = ids.map((id) =>
+      filled ? { room, id, time, void: true, filled: true } : { room, id, time, void: true },
+    );
     try {
       await this.#messages.insertMany(voids, {
         ordered: false,
@@ -304,11 +381,47 @@ export class MongoStore implements MessageStore {
     return { graceMs: this.#timing.graceMs, now: Date.now };
   }
 
-  async #nextId(room: string): Promise<number> {
+  /**
+   * The next id of `room`. One counter bump per room is in flight in this
+   * process; the sends that ask meanwhile share the next one (`$inc` by how
+   * many they are), so a busy room costs one counter write per round trip,
+   * not one per send, and this process never races itself on the counter
+   * document (which FerretDB 1.24 does not update atomically).
+   */
+  #nextId(room: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let lane = this.#bumps.get(room);
+      if (lane === undefined) {
+        lane = [];
+        this.#bumps.set(room, lane);
+        void this.#runBumps(room, lane);
+      }
+      lane.push({ resolve, reject });
+    });
+  }
+
+  async #runBumps(room: string, lane: IdWaiter[]): Promise<void> {
+    // Let the sends of this turn join the first bump.
+    await Promise.resolve();
+    while (lane.length > 0) {
+      const batch = lane.splice(0);
+      try {
+        const last = await this.#bump(room, batch.length);
+        const first = last - batch.length + 1;
+        for (const [i, waiter] of batch.entries()) waiter.resolve(first + i);
+      } catch (error) {
+        for (const waiter of batch) waiter.reject(error);
+      }
+    }
+    this.#bumps.delete(room);
+  }
+
+  /** Takes `n` ids of `room` from its counter; returns the last of them. */
+  async #bump(room: string, n: number): Promise<number> {
     const bump = () =>
       this.#counters.findOneAndUpdate(
         { _id: room },
-        { $inc: { last: 1 } },
+        { $inc: { last: n } },
         { upsert: true, returnDocument: 'after', maxTimeMS: this.#timing.operationMaxTimeMs },
       );
     // Two first sends to a new room can both try to insert the counter; the loser retries as an update.
@@ -340,6 +453,11 @@ export class MongoStore implements MessageStore {
       throw error;
     }
   }
+}
+
+interface IdWaiter {
+  resolve(id: number): void;
+  reject(error: unknown): void;
 }
 
 /** The driver's share of the arithmetic, as the client really has it. */

@@ -24,6 +24,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   duplicateKeyIndex,
+  isIndexOptionNotImplemented,
   isUnavailable,
   UNAVAILABLE_CODES,
 } from '../../../server/store/mongodb/errors.ts';
@@ -168,8 +169,31 @@ describe('duplicate-key errors', () => {
     expect(duplicateKeyIndex(error)).toBe('room_key');
   });
 
+  it('is unknown when the error names no index (FerretDB 1.24, as its server answers)', () => {
+    const error = new MongoServerError({
+      code: 11000,
+      errmsg: 'E11000 duplicate key error collection: chat_test.chat_messages',
+    });
+    expect(duplicateKeyIndex(error)).toBe('unknown');
+  });
+
   it('is undefined for any other error', () => {
     expect(duplicateKeyIndex(serverError(2, 'BadValue'))).toBeUndefined();
     expect(duplicateKeyIndex(new MongoNetworkError('reset'))).toBeUndefined();
+  });
+});
+
+describe('an index option the server does not implement', () => {
+  it("is FerretDB's NotImplemented (238) naming that option", () => {
+    const refused = serverError(
+      238,
+      'NotImplemented',
+      'Index option "partialFilterExpression" is not implemented yet',
+    );
+    expect(isIndexOptionNotImplemented(refused, 'partialFilterExpression')).toBe(true);
+    expect(isIndexOptionNotImplemented(refused, 'collation')).toBe(false);
+    expect(isIndexOptionNotImplemented(serverError(2, 'BadValue'), 'partialFilterExpression')).toBe(
+      false,
+    );
   });
 });

@@ -61,3 +61,18 @@ export function mongoFixture(serverUrl: string): () => Promise<StoreFixture> {
     };
   };
 }
+
+/**
+ * FerretDB's version when the server at `url` is FerretDB (its `buildInfo`
+ * says so in `ferretdbVersion`), undefined for MongoDB. The suites use it to
+ * skip what FerretDB cannot do, each with its line in docs/stores.md.
+ */
+export async function ferretdbVersion(url: string): Promise<string | undefined> {
+  const client = new MongoClient(url, chatClientOptions());
+  try {
+    const info = await client.db('admin').command({ buildInfo: 1 });
+    return typeof info.ferretdbVersion === 'string' ? info.ferretdbVersion : undefined;
+  } finally {
+    await client.close();
+  }
+}

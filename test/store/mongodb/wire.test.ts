@@ -53,6 +53,7 @@ function answerFrom(rows: Row[]): (command: WireCommand) => Document {
       const { room, id, key } = body.filter;
       const found = rows
         .filter((r) => r.room === room)
+        .filter((r) => typeof id !== 'number' || r.id === id)
         .filter((r) => id?.$gte === undefined || r.id >= id.$gte)
         .filter((r) => id?.$lt === undefined || r.id < id.$lt)
         .filter((r) => key === undefined || r.key === key.$eq)
@@ -157,6 +158,30 @@ describe('MongoStore over the wire (real driver, stand-in server)', () => {
       await expect(store.append(say('too late'))).rejects.toThrow(
         /Readers gave id main#1 up before its insert landed/,
       );
+    });
+  });
+
+  describe('append, when the counter hands out an id a message holds (FerretDB: lost increments)', () => {
+    it('takes the next id, even when the duplicate-key error names no index', async () => {
+      const rows: Row[] = [{ room: 'main', id: 1, time: new Date(), text: 'first' }];
+      const store = await start(rows);
+      const answer = stub.handle;
+      let bumps = 0;
+      stub.handle = async (command) => {
+        // A counter that fell behind: it hands out 1, which is taken, then 2.
+        if (command.name === 'findAndModify')
+          return { ok: 1, value: { _id: 'main', last: ++bumps } };
+        const answered = await answer(command);
+        // FerretDB's duplicate-key error: no keyPattern, no index name.
+        for (const error of (answered.writeErrors ?? []) as Document[]) {
+          delete error.keyPattern;
+          error.errmsg = 'E11000 duplicate key error collection: chat.chat_messages';
+        }
+        return answered;
+      };
+      const sent = await store.append(say('second'));
+      expect(sent).toMatchObject({ created: true, message: { id: 2, text: 'second' } });
+      expect(rows.map((r) => r.id)).toEqual([1, 2]);
     });
   });
 

@@ -1,0 +1,147 @@
+/**
+ * A FerretDB of the test's own (`FERRETDB_BIN`, which scripts/services.sh
+ * builds and exports), on a free loopback port, with its SQLite files in a
+ * temporary folder: a MongoDB-protocol server that a test may stop, start
+ * again on the same port, or freeze with SIGSTOP without disturbing the
+ * shared one on 27017.
+ *
+ * The folder is on /dev/shm when there is one: FerretDB commits every write
+ * to SQLite one at a time, and on this machine's disk the fsyncs, not the
+ * chat, would set the pace.
+ *
+ * Ready means FerretDB logged "Listening on TCP …" (it logs at info level
+ * here for that line). Every process started here is killed when the test
+ * process exits.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Need } from './needs.ts';
+
+const LISTENING = /Listening on TCP (\S+?)\.\.\./;
+
+/** `FERRETDB_BIN`: required in CI (`.ci/run` runs scripts/services.sh), skipped without it elsewhere. */
+export function ferretdbNeed(): Need {
+  return {
+    what: 'FERRETDB_BIN (the FerretDB binary; eval "$(bash scripts/services.sh)" exports it)',
+    available: Boolean(process.env.FERRETDB_BIN?.trim()),
+    requiredInCi: true,
+  };
+}
+
+export interface FerretDb {
+  /** `mongodb://127.0.0.1:PORT/` (no database: callers name theirs). */
+  readonly url: string;
+  readonly port: number;
+  /** The running process's pid (changes after `start()`). */
+  readonly pid: number | undefined;
+  /** Everything the current process wrote. */
+  readonly output: string;
+  /** Starts it again on the same port and folder (after `stop`), and waits until it listens. */
+  start(): Promise<void>;
+  /** SIGTERM, and waits for the exit. The data stays. */
+  stop(): Promise<void>;
+  /** SIGSTOP: the process holds its port and connections but answers nothing. */
+  freeze(): void;
+  /** SIGCONT after `freeze`. */
+  thaw(): void;
+  /** Kills it and removes its folder. */
+  close(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function startFerretDb(): Promise<FerretDb> {
+  const bin = process.env.FERRETDB_BIN?.trim();
+  if (!bin) throw new Error('FERRETDB_BIN is not set (eval "$(bash scripts/services.sh)")');
+  const dir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'lpc-ferretdb-'));
+  await mkdir(join(dir, 'data'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let output = '';
+
+  const start = async () => {
+    output = '';
+    const proc = spawn(
+      bin,
+      [
+        '--handler=sqlite',
+        `--sqlite-url=file:${dir}/data/`,
+        `--listen-addr=127.0.0.1:${port}`,
+        `--state-dir=${dir}`,
+        '--debug-addr=-',
+        '--telemetry=disable',
+        '--log-level=info',
+      ],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = proc;
+    running.add(proc);
+    proc.once('exit', () => running.delete(proc));
+    const listening = new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (LISTENING.test(output)) resolve();
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('exit', (code, signal) =>
+        reject(new Error(`FerretDB exited (${signal ?? code}) before listening:\n${output}`)),
+      );
+    });
+    await listening;
+  };
+
+  const stop = async () => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = once(proc, 'exit');
+    proc.kill('SIGCONT'); // a frozen process would not act on SIGTERM
+    proc.kill('SIGTERM');
+    await exited;
+  };
+
+  await start();
+  return {
+    url: `mongodb://127.0.0.1:${port}/`,
+    port,
+    get pid() {
+      return child?.pid;
+    },
+    get output() {
+      return output;
+    },
+    start,
+    stop,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
+    async close() {
+      const proc = child;
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        const exited = once(proc, 'exit');
+        proc.kill('SIGKILL');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A port nothing listens on now (the kernel's pick for an ephemeral listener). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
