@@ -82,6 +82,9 @@ export class ChatServer {
         ...process.env,
         PORT: String(this.#port),
         HOST: '127.0.0.1',
+        // The tabs suite's insecure context reaches it as chat.test (mapped to
+        // 127.0.0.1): a chat on loopback answers only loopback names otherwise.
+        ALLOWED_HOSTS: 'localhost,127.0.0.1,chat.test',
         DATABASE_URL: this.#databaseUrl,
         // Short polls: presence and empty answers come round within a test's patience.
         POLL_TIMEOUT_MS: '4000',
