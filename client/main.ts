@@ -71,6 +71,8 @@ $nickname.on('change', () => saveItem(NICKNAME_KEY, String($nickname.val()).trim
 
 const sender = new Sender({
   room,
+  // The typing notice of the draft reaches the server before the message that ends it.
+  before: () => whoIsHere.settled(),
   onSent(pending, message) {
     own.add(message);
     view.removePending(pending.key);
@@ -213,10 +215,10 @@ const whoIsHere = (() => {
     render: (text) => view.showTyping(text),
   });
   const notifier = new TypingNotifier({
-    async send() {
+    async send(stopped) {
       const nickname = pollNickname(String($nickname.val()));
-      if ((await typing({ room, client: browserClientId(), nickname })) === 'unknown')
-        notifier.disable();
+      const fields = { room, client: browserClientId(), nickname, ...(stopped && { stopped }) };
+      if ((await typing(fields)) === 'unknown') notifier.disable();
     },
   });
   return {
@@ -239,6 +241,7 @@ const whoIsHere = (() => {
     },
     onTyped: () => notifier.typed(String($message.val())),
     onSent: () => notifier.sent(),
+    settled: () => notifier.settled(),
   };
 })();
 // ── end of who is here and who is typing ───────────────────────────────

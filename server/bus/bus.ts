@@ -22,6 +22,8 @@ export interface BusEvent {
   room: string;
   client: string;
   nickname: string;
+  /** The person emptied their draft: they type no more. */
+  stopped?: true;
 }
 
 export type BusEventHandler = (event: BusEvent) => void;
@@ -55,7 +57,8 @@ export function isBusEvent(value: unknown): value is BusEvent {
     event.kind === 'typing' &&
     typeof event.room === 'string' &&
     typeof event.client === 'string' &&
-    typeof event.nickname === 'string'
+    typeof event.nickname === 'string' &&
+    (event.stopped === undefined || event.stopped === true)
   );
 }
 

@@ -8,7 +8,8 @@
  *   store has after the cursor, or holds the poll until something comes.
  * - `wake(room)`: answers the room's waiting polls that were shown another
  *   online count or list; where answers without a message start.
- * - `typed(room, client, nickname)`: someone types (`POST /typing`). Never
+ * - `typed(room, client, nickname, stopped)`: someone types, or emptied their
+ *   draft (`POST /typing`). Never
  *   stored: the room's polls here are woken for it at most every
  *   `typingWakeMs` (`typing.ts`, through `wake`), and the bus carries it to
  *   the other processes as an event, dropped if it cannot now.
@@ -159,6 +160,9 @@ export class Hub<R extends Reply> {
       wake: (room, typists) => this.wake(room, typists),
     });
     bus.onEvent((event) => this.#onEvent(event));
+    // Every message this process delivers ends its author's typing here,
+    // whichever way it came (a send, the bus, the store).
+    this.messages.onAdvance((room, ring, from) => this.#typing.arrived(room, ring.slice(from)));
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,
@@ -240,13 +244,20 @@ export class Hub<R extends Reply> {
   }
 
   /** Someone types in `room`: this process's polls and, on the bus, the others'. */
-  typed(room: string, client: string, nickname: string): void {
+  typed(room: string, client: string, nickname: string, stopped = false): void {
+    if (stopped) {
+      this.#typing.stopped(room, client);
+      this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname, stopped: true });
+      return;
+    }
     this.#typing.typed(room, client, nickname);
     this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname });
   }
 
   #onEvent(event: BusEvent): void {
-    if (event.kind === 'typing') this.#typing.typed(event.room, event.client, event.nickname);
+    if (event.kind !== 'typing') return;
+    if (event.stopped) this.#typing.stopped(event.room, event.client);
+    else this.#typing.typed(event.room, event.client, event.nickname);
   }
 
   /** Answers every waiting poll, empty, and takes no more (graceful shutdown). */
