@@ -27,6 +27,8 @@ const PAGE = 50;
 /** Start loading the older page this close (px) to the top, before the reader hits it. */
 const NEAR_TOP_PX = 80;
 const NICKNAME_KEY = 'chat.nickname';
+/** A rename is told once the person pauses this long: one poll for a name, not one per key. */
+const RENAME_PAUSE_MS = 250;
 
 const room = new URLSearchParams(location.search).get('room') || 'main';
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
@@ -108,7 +110,10 @@ $message.on('input', () => {
   clearSolvedRefusal();
   whoIsHere.onTyped();
 });
-$nickname.on('input', clearSolvedRefusal);
+$nickname.on('input', () => {
+  clearSolvedRefusal();
+  whoIsHere.onRenamed();
+});
 
 $('#composer').on('submit', (event) => {
   event.preventDefault();
@@ -221,9 +226,27 @@ const whoIsHere = (() => {
       if ((await typing(fields)) === 'unknown') notifier.disable();
     },
   });
+  /** The nickname the last poll carried, and the pause before a rename re-polls. */
+  let polledAs: string | undefined;
+  let renaming: ReturnType<typeof setTimeout> | undefined;
   return {
     /** Added to each poll: the list's version and the person's nickname. */
-    query: () => people.query(String($nickname.val())),
+    query: () => {
+      const query = people.query(String($nickname.val()));
+      polledAs = query.nickname;
+      return query;
+    },
+    /**
+     * The person renamed: once they pause, the waiting poll is sent again
+     * with the new name, so the room hears of it at once (the server wakes
+     * the room's polls for a rename), not with the next answer.
+     */
+    onRenamed(): void {
+      clearTimeout(renaming);
+      renaming = setTimeout(() => {
+        if (people.known && pollNickname(String($nickname.val())) !== polledAs) feed.repoll();
+      }, RENAME_PAUSE_MS);
+    },
     onAnswer(answer: RecvAnswer): void {
       if (answer.people || answer.typing || answer.typingOnly) notifier.enable();
       const news = people.take(answer);

@@ -260,4 +260,45 @@ describe('Poller', () => {
       expect(statuses).toEqual([['stopped', refused]]);
     });
   });
+
+  describe('repoll (a rename)', () => {
+    it('should end the waiting poll and send the next at once with the new query, not as an error', async () => {
+      const queries: Record<string, string>[] = [];
+      const statuses: ConnectionStatus[] = [];
+      let nickname = 'Ann';
+      let polled: () => void = () => {};
+      const waits = () =>
+        new Promise<void>((resolve) => {
+          polled = resolve;
+        });
+      let first = waits();
+      const poller = new Poller({
+        room: 'main',
+        client: 'tab-12345678',
+        cursor: () => 0,
+        query: () => ({ nickname }),
+        onAnswer: () => {},
+        onStatus: (status) => statuses.push(status),
+        ping: async () => {},
+        recv: (_room, _since, _client, signal, query) => {
+          queries.push(query ?? {});
+          polled();
+          return new Promise((_resolve, reject) =>
+            signal?.addEventListener('abort', () =>
+              reject(new ApiError('aborted', 0, 'network_error')),
+            ),
+          );
+        },
+      });
+      poller.start();
+      await first;
+      first = waits();
+      nickname = 'Robert';
+      poller.repoll();
+      await first;
+      expect(queries).toEqual([{ nickname: 'Ann' }, { nickname: 'Robert' }]);
+      expect(statuses).toEqual([]);
+      poller.stop();
+    });
+  });
 });

@@ -46,6 +46,9 @@ export class Poller {
   #status: ConnectionStatus = 'connecting';
   #stopped = false;
   readonly #abort = new AbortController();
+  /** The poll on its way, which `repoll` may cut short. */
+  #poll: AbortController | undefined;
+  #repolling = false;
   #wake: () => void = () => {};
   readonly #options: PollerOptions;
 
@@ -73,6 +76,17 @@ export class Poller {
     this.#wake();
   }
 
+  /**
+   * Ends the waiting poll and sends the next at once, with what `query`
+   * says now (a new nickname). Not an error: the status stays as it is.
+   * Outside a waiting poll it does nothing: the next poll reads `query` anyway.
+   */
+  repoll(): void {
+    if (this.#poll === undefined) return;
+    this.#repolling = true;
+    this.#poll.abort();
+  }
+
   async #loop(): Promise<void> {
     const { room, client, cursor, query } = this.#options;
     const recvFrom = this.#options.recv ?? recv;
@@ -84,13 +98,26 @@ export class Poller {
           await pingServer();
           this.#setStatus('connected');
         }
-        const answer = await recvFrom(room, cursor(), client, this.#abort.signal, query?.());
+        const poll = new AbortController();
+        this.#poll = poll;
+        this.#repolling = false;
+        const signal = AbortSignal.any([this.#abort.signal, poll.signal]);
+        let answer: RecvAnswer;
+        try {
+          answer = await recvFrom(room, cursor(), client, signal, query?.());
+        } finally {
+          this.#poll = undefined;
+        }
         if (this.#stopped) return;
         failures = 0;
         this.#setStatus('connected');
         await this.#options.onAnswer(answer);
       } catch (thrown) {
         if (this.#stopped) return;
+        if (this.#repolling) {
+          this.#repolling = false;
+          continue;
+        }
         const error = asApiError(thrown);
         if (!error.retryable) {
           this.#setStatus('stopped', error);

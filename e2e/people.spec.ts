@@ -66,6 +66,33 @@ test.describe('who is here', () => {
   });
 });
 
+test.describe('names right at once', () => {
+  test('a rename reaches the other browser within 1 s, without a send', async ({ openChat }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await bob.nickname.fill('Robert');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Robert'], { timeout: 1_000 });
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Robert'], { timeout: 1_000 });
+    await expect(ann.messages).toHaveCount(0);
+  });
+
+  test('two browsers under one name are told apart alike in both: "Cy", "Cy (2)"', async ({
+    openChat,
+  }) => {
+    const one = await person(openChat, 'Ann');
+    const two = await person(openChat, 'Bob');
+    await expect(one.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await one.nickname.fill('Cy');
+    await two.nickname.fill('Cy');
+    for (const page of [one, two]) {
+      await expect(page.people.locator('.person')).toHaveText(['Cy', 'Cy (2)']);
+      await expect(page.people).toHaveText('Here: Cy and Cy (2)');
+    }
+  });
+});
+
 test.describe('who is typing', () => {
   test('"Ann is typing…" shows in the other browser within 1 s, never in her own, and goes within 5 s', async ({
     openChat,

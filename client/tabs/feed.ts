@@ -42,6 +42,8 @@ export interface Feed {
   start(cursor: number): void;
   /** Cuts a backoff wait short (the browser is back online). */
   wake(): void;
+  /** The tab that polls sends its next poll now (`Poller.repoll`); in the others, nothing. */
+  repoll(): void;
   stop(): void;
 }
 
@@ -83,6 +85,10 @@ export class SoloFeed implements Feed {
 
   wake(): void {
     this.#poller?.wake();
+  }
+
+  repoll(): void {
+    this.#poller?.repoll();
   }
 
   stop(): void {
@@ -151,6 +157,10 @@ export class SharedFeed implements Feed {
 
   wake(): void {
     this.#poller?.wake();
+  }
+
+  repoll(): void {
+    this.#poller?.repoll();
   }
 
   stop(): void {

@@ -108,6 +108,23 @@ describe('who is here', () => {
     expect(bob.waiting.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
   });
 
+  it('wakes the room at once when someone renames, not at the next presence notice', async () => {
+    const { hub } = createTestHub({ presenceNotifyMs: 3_000 });
+    const ann = await join(hub, 'client-ann', 'Ann');
+    const bob = await join(hub, 'client-bob', 'Bob');
+    await vi.advanceTimersByTimeAsync(3_000); // Ann hears of Bob
+    const annWaits = new TestReply();
+    await hub.poll('main', 0, 'client-ann', annWaits, {
+      nickname: 'Ann',
+      people: ann.waiting.answer.people?.version,
+    });
+    expect(bob.waiting.answered).toBe(false);
+    // Bob's page sends its poll again under his new name.
+    await hub.poll('main', 0, 'client-bob', new TestReply(), { nickname: 'Robert' });
+    await nextTurn();
+    expect(annWaits.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
+  });
+
   it('caps the list at maxPeopleListed and counts the rest', async () => {
     const { hub } = createTestHub();
     for (let i = 0; i < 60; i += 1) {
@@ -170,7 +187,7 @@ describe('who is typing', () => {
     await join(hub, 'client-zed', 'Zed');
     const poll = async () => {
       const reply = new TestReply();
-      await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+      await hub.poll('main', 0, 'client-zed', reply, { nickname: 'Zed', people: 0 });
       return reply;
     };
     let reply = await poll();
@@ -190,10 +207,10 @@ describe('who is typing', () => {
     const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 4_000 });
     await join(hub, 'client-zed', 'Zed');
     const reply = new TestReply();
-    await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', reply, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann');
     const next = new TestReply();
-    await hub.poll('main', 0, 'client-zed', next, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', next, { nickname: 'Zed', people: 0 });
     await vi.advanceTimersByTimeAsync(3_999);
     expect(next.answered).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
@@ -205,7 +222,7 @@ describe('who is typing', () => {
     const { hub, store } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
     await join(hub, 'client-zed', 'Zed');
     const first = new TestReply();
-    await hub.poll('main', 0, 'client-zed', first, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann');
     hub.typed('main', 'client-bob', 'Bob');
     expect(first.answer.typing?.map((t) => t.nickname)).toEqual(['Ann']);
@@ -214,7 +231,7 @@ describe('who is typing', () => {
     await nextTurn();
     // The message answers the waiting poll; the owed wake later names Bob alone.
     const next = new TestReply();
-    await hub.poll('main', message.id, 'client-zed', next, { people: 0 });
+    await hub.poll('main', message.id, 'client-zed', next, { nickname: 'Zed', people: 0 });
     await vi.advanceTimersByTimeAsync(2_500);
     expect(next.answer.typing).toEqual([{ nickname: 'Bob', client: 'client-bob' }]);
   });
@@ -225,7 +242,7 @@ describe('who is typing', () => {
     await join(hub, 'client-zed', 'Zed');
     const poll = async (cursor: number) => {
       const reply = new TestReply();
-      await hub.poll('main', cursor, 'client-zed', reply, { people: 0 });
+      await hub.poll('main', cursor, 'client-zed', reply, { nickname: 'Zed', people: 0 });
       return reply;
     };
     let reply = await poll(0);
@@ -251,10 +268,10 @@ describe('who is typing', () => {
     const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 }, { bus });
     await join(hub, 'client-zed', 'Zed');
     const first = new TestReply();
-    await hub.poll('main', 0, 'client-zed', first, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann');
     const next = new TestReply();
-    await hub.poll('main', 0, 'client-zed', next, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', next, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann', true);
     expect(bus.events.at(-1)).toEqual({
       kind: 'typing',
