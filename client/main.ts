@@ -58,6 +58,8 @@ const feed = createFeed({
   onStatus: (status, error) => {
     view.showStatus(status, error);
     if (status === 'reconnecting' || status === 'stopped') view.showPresenceStale();
+    // The server is back: what waits to be sent goes now, not at its own backoff's end.
+    if (status === 'connected') sender.wake();
     whoIsHere.onStatus(status);
   },
   onReset: reloadRoom,

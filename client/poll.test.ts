@@ -234,6 +234,47 @@ describe('Poller', () => {
     });
   });
 
+  describe('when the server cannot be reached', () => {
+    it('should probe under a second apart, not long-poll, and poll at once when a probe is answered', async () => {
+      const events: string[] = [];
+      let downPings = 3;
+      let polls = 0;
+      const back = new Promise<void>((resolve) => {
+        const poller = new Poller({
+          room: 'main',
+          client: 'tab-12345678',
+          cursor: () => 0,
+          onAnswer: () => {},
+          onStatus: (status) => events.push(status),
+          backoff: { random: () => 0.99 },
+          ping: async () => {
+            events.push(`ping at ${Math.round(performance.now())}`);
+            if (downPings-- > 0) throw new ApiError('down', 0, 'network_error');
+          },
+          recv: async () => {
+            polls += 1;
+            if (polls === 1) throw new ApiError('down', 0, 'network_error');
+            poller.stop();
+            resolve();
+            return answer([]);
+          },
+        });
+        poller.start();
+      });
+      await back;
+      const pings = events.filter((event) => event.startsWith('ping'));
+      expect(pings).toHaveLength(4);
+      const times = pings.map((event) => Number(event.split(' at ')[1]));
+      for (let i = 1; i < times.length; i += 1)
+        expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(1_000 + 50);
+      expect(polls).toBe(2);
+      expect(events.filter((event) => !event.startsWith('ping'))).toEqual([
+        'reconnecting',
+        'connected',
+      ]);
+    });
+  });
+
   describe('when the server refuses the poll (4xx)', () => {
     it('should stop and report why, without retrying', async () => {
       const refused = new ApiError('Field "room" must match …', 400, 'invalid_room');

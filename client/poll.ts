@@ -14,6 +14,13 @@
  *   `Retry-After`, then first make a quick request (`GET /time`) so the page
  *   shows "connected" as soon as the server is back, not one whole poll
  *   timeout later when the next long poll answers.
+ * - A server the page cannot reach at all (no answer: it is down or
+ *   restarting) is probed with that quick request at a jittered interval
+ *   under a second (`probeDelay`) instead, and polled again at once when a
+ *   probe is answered: the page notices the server's return within a second,
+ *   and a down server gets one tiny request a second from each browser, never
+ *   a long poll. A server that answers with an error (429, 503) gets the
+ *   backoff, as it asks.
  * - An error that a retry cannot fix (a 4xx such as an invalid room) stops
  *   the loop and is reported, rather than hammering the server.
  * - Every answer goes to `onAnswer`, and the next poll leaves once it has
@@ -21,7 +28,7 @@
  *   from what that shows (docs/design.md, "Cursors and dense ids").
  */
 import { ApiError, ping, type RecvAnswer, recv } from './api.ts';
-import { type BackoffOptions, backoffDelay, sleep } from './backoff.ts';
+import { type BackoffOptions, backoffDelay, probeDelay, sleep } from './backoff.ts';
 
 export type ConnectionStatus = 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
@@ -124,12 +131,40 @@ export class Poller {
           return;
         }
         this.#setStatus('reconnecting', error);
+        if (error.code === 'network_error') {
+          if (await this.#probeUntilBack(pingServer)) {
+            failures = 0;
+            this.#setStatus('connected');
+          }
+          continue;
+        }
         const pause = sleep(backoffDelay(failures, error.retryAfterMs, this.#options.backoff));
         failures += 1;
         this.#wake = pause.wake;
         await pause.done;
       }
     }
+  }
+
+  /**
+   * Probes until the server answers (true), or the loop stops (false). A
+   * probe that gets an error answer (the server is up but refusing) also
+   * ends it: the loop's own backoff then takes over.
+   */
+  async #probeUntilBack(pingServer: typeof ping): Promise<boolean> {
+    for (let probe = 0; !this.#stopped; probe += 1) {
+      const pause = sleep(probeDelay(probe, this.#options.backoff));
+      this.#wake = pause.wake;
+      await pause.done;
+      if (this.#stopped) return false;
+      try {
+        await pingServer();
+        return true;
+      } catch (thrown) {
+        if (asApiError(thrown).code !== 'network_error') return false;
+      }
+    }
+    return false;
   }
 
   #setStatus(status: ConnectionStatus, error?: ApiError): void {

@@ -87,6 +87,8 @@ export class ChatView {
       .attr('data-status', status)
       .attr('title', error ? errorInWords(error) : '')
       .text(label);
+    // In words while the page cannot reach the server; an overlay, so nothing moves.
+    $('#outage').prop('hidden', status !== 'reconnecting');
   }
 
   /**
@@ -95,7 +97,7 @@ export class ChatView {
    * state of `showPresenceStale`.
    */
   showOnline(count: number): void {
-    $('#online').prop('hidden', false);
+    $('#online').prop('hidden', false).removeClass('stale');
     if (count === this.#online) return;
     this.#online = count;
     $('#online').text(`${count} online`);
@@ -114,17 +116,17 @@ export class ChatView {
     // The line is cut to fit; the whole list shows on hover.
     $('#people')
       .attr('title', peopleText(people))
+      .removeClass('stale')
       .prop('hidden', parts.length === 0);
   }
 
   /**
    * The page lost the server (reconnecting, or stopped): the count and the
    * list are from before, and may be wrong. Hidden until an answer brings
-   * them again.
+   * them again, keeping their place: nothing below them moves.
    */
   showPresenceStale(): void {
-    $('#online').prop('hidden', true);
-    $('#people').prop('hidden', true);
+    $('#online, #people').addClass('stale');
   }
 
   /** "Ann is typing…" (typing.ts), or nothing. The line keeps its height: nothing jumps. */
