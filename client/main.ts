@@ -271,12 +271,23 @@ const whoIsHere = (() => {
 })();
 // ── end of who is here and who is typing ───────────────────────────────
 
+// The skip link focuses the field itself: following `#message` alone moves
+// only where the next Tab starts, and leaves a fragment in the address.
+$('#skip').on('click', (event) => {
+  event.preventDefault();
+  $message.trigger('focus');
+});
+
 async function start(): Promise<void> {
+  // Whoever opens the chat came to write: the field has the focus from the start.
+  $message.trigger('focus');
   const refused = roomRefusal(room);
   if (refused) {
     // Refused here, in words, before any request: the server would only say its pattern.
     view.showStatus('stopped');
     view.showRoomRefused(refused.reason, refused.instead);
+    // Nothing typed here could be sent: Send says so by being off.
+    $('#composer .send').prop('disabled', true);
     return;
   }
   const latest = await loadLatest();
