@@ -11,6 +11,7 @@ import { ApiError, history, type Message, type RecvAnswer, typing } from './api.
 import { backoffDelay, sleep } from './backoff.ts';
 import { browserClientId } from './client-id.ts';
 import { draftState, refusal } from './draft.ts';
+import { chime, NOTIFY_KEY, type NotifyChoices, readChoices, worthTelling } from './notify.ts';
 import { OwnMessages } from './own-messages.ts';
 import { PeopleList, pollNickname } from './people.ts';
 import type { ConnectionStatus } from './poll.ts';
@@ -33,7 +34,10 @@ const RENAME_PAUSE_MS = 250;
 const room = new URLSearchParams(location.search).get('room') || 'main';
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
 const own = new OwnMessages(room);
-const view = new ChatView({ isMine: (message) => own.has(message) });
+const view = new ChatView({
+  isMine: (message) => own.has(message),
+  nickname: () => String($('#nickname').val() ?? ''),
+});
 view.showRoom(room);
 const unread = new UnreadTitle({
   title: document.title,
@@ -53,6 +57,7 @@ const feed = createFeed({
     view.addMessages(messages);
     unread.arrived(messages.filter((message) => !own.has(message)).length);
     whoIsHere.onMessages(messages);
+    notifications.onMessages(messages);
   },
   onOnline: (count) => view.showOnline(count),
   onStatus: (status, error) => {
@@ -208,6 +213,70 @@ async function reloadRoom(head: number): Promise<number | undefined> {
   view.showStatus('connected');
   return Math.max(head, showLatest(latest));
 }
+
+// ── Desktop notifications (notify.ts) ───────────────────────────────────
+// The choices live in localStorage, shared by every tab; only the tab that
+// runs the poll notifies, so a message makes one notification however many
+// tabs are open; and only while the page is hidden.
+const notifications = (() => {
+  const $mode = $('#notify-mode');
+  const $sound = $('#notify-sound');
+  const $mute = $('#notify-mute');
+  let choices = readChoices(loadItem(NOTIFY_KEY));
+  const supported = 'Notification' in window;
+  const show = () => {
+    $mode.val(choices.mode);
+    $sound.prop('checked', choices.sound);
+    $mute.prop('checked', choices.muted.includes(room));
+  };
+  const choose = (next: NotifyChoices) => {
+    choices = next;
+    saveItem(NOTIFY_KEY, JSON.stringify(choices));
+    show();
+  };
+  if (supported) {
+    $('#notify').prop('hidden', false);
+    show();
+    $mode.on('change', async () => {
+      const mode = readChoices(JSON.stringify({ mode: $mode.val() })).mode;
+      // Asked here only: the person just picked a choice that needs it.
+      if (mode !== 'off' && Notification.permission !== 'granted') {
+        const answer = await Notification.requestPermission();
+        if (answer !== 'granted') {
+          choose({ ...choices, mode: 'off' });
+          return;
+        }
+      }
+      choose({ ...choices, mode });
+    });
+    $sound.on('change', () => choose({ ...choices, sound: $sound.prop('checked') === true }));
+    $mute.on('change', () => {
+      const others = choices.muted.filter((name) => name !== room);
+      choose({ ...choices, muted: $mute.prop('checked') === true ? [...others, room] : others });
+    });
+    window.addEventListener('storage', (event) => {
+      if (event.key !== NOTIFY_KEY) return;
+      choices = readChoices(event.newValue ?? undefined);
+      show();
+    });
+  }
+  return {
+    onMessages(messages: readonly Message[]): void {
+      if (!supported || !feed.leading || document.visibilityState !== 'hidden') return;
+      if (Notification.permission !== 'granted') return;
+      const others = messages.filter((message) => !own.has(message));
+      const told = worthTelling(others, choices, room, String($nickname.val()).trim());
+      for (const message of told) {
+        // The tag makes a repeat (another tab, a reload) replace it, not add one.
+        new Notification(`${message.nickname} in #${room}`, {
+          body: message.text,
+          tag: `lpchat:${room}:${message.id}`,
+        });
+      }
+      if (told.length > 0 && choices.sound) chime();
+    },
+  };
+})();
 
 // ── Who is here and who is typing (issue 21) ─────────────────────────────
 // The page side of `people` and `typing` in the /recv answer (protocol.ts).

@@ -44,6 +44,8 @@ export interface Feed {
   wake(): void;
   /** The tab that polls sends its next poll now (`Poller.repoll`); in the others, nothing. */
   repoll(): void;
+  /** Whether this tab runs the room's poll (the one that notifies: notify.ts). */
+  readonly leading: boolean;
   stop(): void;
 }
 
@@ -71,6 +73,8 @@ function pollerFor(
 
 export class SoloFeed implements Feed {
   #poller: Poller | undefined;
+  /** Every tab polls for itself here. */
+  readonly leading = true;
   readonly #options: FeedOptions;
 
   constructor(options: FeedOptions) {
