@@ -1,6 +1,7 @@
 /**
  * A page everyone can use: axe-core (`@axe-core/playwright`) finds no
- * violation on desktop and phone sizes, in light and dark, with a draft, with
+ * violation on desktop and phone sizes, in light and dark, with a draft and
+ * the notification choices open, with
  * links in both kinds of bubble, while reconnecting (with a "retrying…"
  * bubble) and in the error states; and the keyboard path: focus starts in
  * the message field, a skip link leads to it, Send is off for a bad room.
@@ -62,6 +63,9 @@ test.describe('a page everyone can use', () => {
       await ann.send('Mine links to https://example.com/mine too');
       await expect(ann.texts).toHaveCount(2);
       await expect(ann.messages.locator('a')).toHaveCount(2);
+      // The notification choices open, so their controls are checked too.
+      await ann.page.getByText('Notifications', { exact: true }).click();
+      await expect(ann.page.getByLabel('Desktop notifications')).toBeVisible();
       await ann.message.fill('a draft not sent yet');
       await expect(ann.status).toHaveText('connected');
       expect(await violations(ann.page)).toEqual([]);

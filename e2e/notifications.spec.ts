@@ -42,6 +42,7 @@ test.describe('mentions and notifications', () => {
       await first.nickname.blur();
       const tabs = [first, await openChat({ context }), await openChat({ context })];
       for (const tab of tabs) await expect(tab.nickname).toHaveValue('Ann');
+      for (const tab of tabs) await tab.page.getByText('Notifications', { exact: true }).click();
       const mode = first.page.getByLabel('Desktop notifications');
       await mode.selectOption({ label: 'When someone mentions me' });
       for (const tab of tabs) {
@@ -107,6 +108,7 @@ test.describe('mentions and notifications', () => {
       await expect(ann.status).toHaveText('connected');
       const asked = () => ann.page.evaluate(() => (window as unknown as { asked: number }).asked);
       expect(await asked()).toBe(0);
+      await ann.page.getByText('Notifications', { exact: true }).click();
       await ann.page.getByLabel('Desktop notifications').selectOption('all');
       await expect.poll(asked).toBe(1);
     } finally {
