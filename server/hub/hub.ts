@@ -170,7 +170,7 @@ export class Hub<R extends Reply> {
     });
     // Every message this process delivers ends its author's typing here,
     // whichever way it came (a send, the bus, the store).
-    this.messages.onAdvance((room, ring, from) => this.#typing.arrived(room, ring.slice(from)));
+    this.messages.onAdvance((room, ring, from) => this.#typing.arrived(room, ring, from));
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,

@@ -94,10 +94,11 @@ export class Typing {
    * of their own (the message tells the pages). A room where nobody types
    * costs one lookup: the send path stays as it was.
    */
-  arrived(name: string, messages: readonly { nickname: string }[]): void {
+  arrived(name: string, ring: readonly { nickname: string }[], from = 0): void {
     const room = this.#rooms.get(name);
     if (!room) return;
-    for (const { nickname } of messages) {
+    for (let index = from; index < ring.length; index += 1) {
+      const { nickname } = ring[index]!;
       for (const [client, typist] of room.typists) {
         if (typist.nickname === nickname) room.typists.delete(client);
       }
