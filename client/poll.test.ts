@@ -275,6 +275,37 @@ describe('Poller', () => {
     });
   });
 
+  describe('when a proxy says the server is down (502)', () => {
+    it('should probe it as unreachable, not back off', async () => {
+      let pings = 0;
+      let polls = 0;
+      await new Promise<void>((resolve) => {
+        const poller = new Poller({
+          room: 'main',
+          client: 'tab-12345678',
+          cursor: () => 0,
+          onAnswer: () => {},
+          onStatus: () => {},
+          // A backoff would wait its whole ceiling: this one would time the test out.
+          backoff: { random: () => 0.99, baseMs: 60_000 },
+          ping: async () => {
+            pings += 1;
+            if (pings === 1) throw new ApiError('Bad Gateway', 502, 'http_502');
+          },
+          recv: async () => {
+            polls += 1;
+            if (polls === 1) throw new ApiError('Bad Gateway', 502, 'http_502');
+            poller.stop();
+            resolve();
+            return answer([]);
+          },
+        });
+        poller.start();
+      });
+      expect([pings, polls]).toEqual([2, 2]);
+    });
+  });
+
   describe('when the server refuses the poll (4xx)', () => {
     it('should stop and report why, without retrying', async () => {
       const refused = new ApiError('Field "room" must match …', 400, 'invalid_room');

@@ -19,8 +19,9 @@
  *   under a second (`probeDelay`) instead, and polled again at once when a
  *   probe is answered: the page notices the server's return within a second,
  *   and a down server gets one tiny request a second from each browser, never
- *   a long poll. A server that answers with an error (429, 503) gets the
- *   backoff, as it asks.
+ *   a long poll; so is one a proxy says is down (502, 504, a 503 without
+ *   `Retry-After`). The chat's own refusals (429, 503 with `Retry-After`)
+ *   get the backoff, as they ask.
  * - An error that a retry cannot fix (a 4xx such as an invalid room) stops
  *   the loop and is reported, rather than hammering the server.
  * - Every answer goes to `onAnswer`, and the next poll leaves once it has
@@ -131,7 +132,7 @@ export class Poller {
           return;
         }
         this.#setStatus('reconnecting', error);
-        if (error.code === 'network_error') {
+        if (unreachable(error)) {
           if (await this.#probeUntilBack(pingServer)) {
             failures = 0;
             this.#setStatus('connected');
@@ -161,7 +162,7 @@ export class Poller {
         await pingServer();
         return true;
       } catch (thrown) {
-        if (asApiError(thrown).code !== 'network_error') return false;
+        if (!unreachable(asApiError(thrown))) return false;
       }
     }
     return false;
@@ -172,6 +173,18 @@ export class Poller {
     this.#status = status;
     this.#options.onStatus(status, error);
   }
+}
+
+/**
+ * The server is not there to ask: no answer at all, or a proxy in front of
+ * it saying so (502, 504, or a 503 without the `Retry-After` the chat's own
+ * 503 always carries). Probed, not backed off: it is not the chat asking
+ * for patience.
+ */
+function unreachable(error: ApiError): boolean {
+  if (error.code === 'network_error') return true;
+  if (error.retryAfterMs !== undefined) return false;
+  return error.status === 502 || error.status === 503 || error.status === 504;
 }
 
 /** A malformed answer (a proxy's HTML page with status 200) is treated like a network error. */
