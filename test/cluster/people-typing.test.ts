@@ -172,7 +172,7 @@ describeWith(
 
 describeWith(
   needs.service('REDIS_URL'),
-  'two processes on Redis, with a presence notice far off: a rename all the same',
+  'two processes on Redis: a message ends its typing, a rename shows at once',
   () => {
     let database: SharedDatabase;
     let clientA: ChatClient;
@@ -210,6 +210,25 @@ describeWith(
       clientB?.close();
       await stopAllServerProcesses();
       await database?.drop();
+    });
+
+    it("a message sent on A ends its author's typing on B", async () => {
+      const room = 'ends';
+      const woken = await typingReaches(clientB, clientA, clientB, room);
+      expect(woken.typing?.map((typist) => typist.nickname)).toEqual(['Ann']);
+      const zed = `room=${room}&client=client-zed-${room}&nickname=Zed`;
+      const delivering = clientB.recv(`${zed}&since=0`);
+      await until(async () => (await waitingNow(clientB)) === 1, 'Zed to wait');
+      const sent = await clientA.post('/send', { room, nickname: 'Ann', text: 'done typing' });
+      expect(sent.status).toBe(200);
+      const delivered = await delivering;
+      expect(delivered.messages.map((message) => message.text)).toEqual(['done typing']);
+      // Cy types next: the wake that names him leaves Ann out.
+      const told = clientB.recv(`${zed}&since=${delivered.cursor}`);
+      await until(async () => (await waitingNow(clientB)) === 1, 'Zed to wait again');
+      await clientA.post('/typing', { room, client: `client-cy-${room}`, nickname: 'Cy' });
+      const answer = await told;
+      expect(answer.typing?.map((typist) => typist.nickname)).toEqual(['Cy']);
     });
 
     it('a rename on B reaches a poll waiting on A within a second', async () => {
