@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay, PROBE_MAX_MS, probeDelay } from './backoff.ts';
 
 describe('backoffDelay', () => {
   const almostOne = () => 0.999_999;
@@ -23,5 +23,16 @@ describe('backoffDelay', () => {
   it('should never come back sooner than Retry-After', () => {
     expect(backoffDelay(0, 3000, { random: almostOne })).toBe(3000);
     expect(backoffDelay(5, 3000, { random: almostOne })).toBe(9999);
+  });
+});
+
+describe('probeDelay', () => {
+  it('should probe a silent server soon, then between half and all of a second, jittered', () => {
+    expect(probeDelay(0, { random: () => 0.999_999 })).toBeLessThan(PROBE_MAX_MS / 4);
+    for (const random of [0, 0.5, 0.999_999]) {
+      const delay = probeDelay(5, { random: () => random });
+      expect(delay).toBeGreaterThanOrEqual(PROBE_MAX_MS / 2);
+      expect(delay).toBeLessThan(PROBE_MAX_MS);
+    }
   });
 });

@@ -30,6 +30,19 @@ export function backoffDelay(
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 
+/** The longest wait between two probes of a server that does not answer: its return shows within it. */
+export const PROBE_MAX_MS = 1_000;
+
+/**
+ * The wait before probe number `probe` of a server that does not answer: a
+ * short first one (a blip), then between half and all of `PROBE_MAX_MS`,
+ * jittered so the browsers of a restarted server do not knock together.
+ */
+export function probeDelay(probe: number, { random = Math.random }: BackoffOptions = {}): number {
+  const ceiling = probe === 0 ? PROBE_MAX_MS / 4 : PROBE_MAX_MS;
+  return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
+}
+
 /** Resolves after `ms`, or at once when `wake` is called (the browser came back online). */
 export function sleep(ms: number): { done: Promise<void>; wake: () => void } {
   let wake = () => {};

@@ -11,6 +11,7 @@ import { ApiError, history, type Message, type RecvAnswer, typing } from './api.
 import { backoffDelay, sleep } from './backoff.ts';
 import { browserClientId } from './client-id.ts';
 import { draftState, refusal } from './draft.ts';
+import { chime, NOTIFY_KEY, type NotifyChoices, readChoices, worthTelling } from './notify.ts';
 import { OwnMessages } from './own-messages.ts';
 import { PeopleList, pollNickname } from './people.ts';
 import type { ConnectionStatus } from './poll.ts';
@@ -27,11 +28,16 @@ const PAGE = 50;
 /** Start loading the older page this close (px) to the top, before the reader hits it. */
 const NEAR_TOP_PX = 80;
 const NICKNAME_KEY = 'chat.nickname';
+/** A rename is told once the person pauses this long: one poll for a name, not one per key. */
+const RENAME_PAUSE_MS = 250;
 
 const room = new URLSearchParams(location.search).get('room') || 'main';
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
 const own = new OwnMessages(room);
-const view = new ChatView({ isMine: (message) => own.has(message) });
+const view = new ChatView({
+  isMine: (message) => own.has(message),
+  nickname: () => String($('#nickname').val() ?? ''),
+});
 view.showRoom(room);
 const unread = new UnreadTitle({
   title: document.title,
@@ -51,11 +57,14 @@ const feed = createFeed({
     view.addMessages(messages);
     unread.arrived(messages.filter((message) => !own.has(message)).length);
     whoIsHere.onMessages(messages);
+    notifications.onMessages(messages);
   },
   onOnline: (count) => view.showOnline(count),
   onStatus: (status, error) => {
     view.showStatus(status, error);
     if (status === 'reconnecting' || status === 'stopped') view.showPresenceStale();
+    // The server is back: what waits to be sent goes now, not at its own backoff's end.
+    if (status === 'connected') sender.wake();
     whoIsHere.onStatus(status);
   },
   onReset: reloadRoom,
@@ -71,6 +80,8 @@ $nickname.on('change', () => saveItem(NICKNAME_KEY, String($nickname.val()).trim
 
 const sender = new Sender({
   room,
+  // The typing notice of the draft reaches the server before the message that ends it.
+  before: () => whoIsHere.settled(),
   onSent(pending, message) {
     own.add(message);
     view.removePending(pending.key);
@@ -106,7 +117,10 @@ $message.on('input', () => {
   clearSolvedRefusal();
   whoIsHere.onTyped();
 });
-$nickname.on('input', clearSolvedRefusal);
+$nickname.on('input', () => {
+  clearSolvedRefusal();
+  whoIsHere.onRenamed();
+});
 
 $('#composer').on('submit', (event) => {
   event.preventDefault();
@@ -200,6 +214,70 @@ async function reloadRoom(head: number): Promise<number | undefined> {
   return Math.max(head, showLatest(latest));
 }
 
+// ── Desktop notifications (notify.ts) ───────────────────────────────────
+// The choices live in localStorage, shared by every tab; only the tab that
+// runs the poll notifies, so a message makes one notification however many
+// tabs are open; and only while the page is hidden.
+const notifications = (() => {
+  const $mode = $('#notify-mode');
+  const $sound = $('#notify-sound');
+  const $mute = $('#notify-mute');
+  let choices = readChoices(loadItem(NOTIFY_KEY));
+  const supported = 'Notification' in window;
+  const show = () => {
+    $mode.val(choices.mode);
+    $sound.prop('checked', choices.sound);
+    $mute.prop('checked', choices.muted.includes(room));
+  };
+  const choose = (next: NotifyChoices) => {
+    choices = next;
+    saveItem(NOTIFY_KEY, JSON.stringify(choices));
+    show();
+  };
+  if (supported) {
+    $('#notify').prop('hidden', false);
+    show();
+    $mode.on('change', async () => {
+      const mode = readChoices(JSON.stringify({ mode: $mode.val() })).mode;
+      // Asked here only: the person just picked a choice that needs it.
+      if (mode !== 'off' && Notification.permission !== 'granted') {
+        const answer = await Notification.requestPermission();
+        if (answer !== 'granted') {
+          choose({ ...choices, mode: 'off' });
+          return;
+        }
+      }
+      choose({ ...choices, mode });
+    });
+    $sound.on('change', () => choose({ ...choices, sound: $sound.prop('checked') === true }));
+    $mute.on('change', () => {
+      const others = choices.muted.filter((name) => name !== room);
+      choose({ ...choices, muted: $mute.prop('checked') === true ? [...others, room] : others });
+    });
+    window.addEventListener('storage', (event) => {
+      if (event.key !== NOTIFY_KEY) return;
+      choices = readChoices(event.newValue ?? undefined);
+      show();
+    });
+  }
+  return {
+    onMessages(messages: readonly Message[]): void {
+      if (!supported || !feed.leading || document.visibilityState !== 'hidden') return;
+      if (Notification.permission !== 'granted') return;
+      const others = messages.filter((message) => !own.has(message));
+      const told = worthTelling(others, choices, room, String($nickname.val()).trim());
+      for (const message of told) {
+        // The tag makes a repeat (another tab, a reload) replace it, not add one.
+        new Notification(`${message.nickname} in #${room}`, {
+          body: message.text,
+          tag: `lpchat:${room}:${message.id}`,
+        });
+      }
+      if (told.length > 0 && choices.sound) chime();
+    },
+  };
+})();
+
 // ── Who is here and who is typing (issue 21) ─────────────────────────────
 // The page side of `people` and `typing` in the /recv answer (protocol.ts).
 // It reaches the poll loop only through the Poller's `query` and `onAnswer`
@@ -213,15 +291,33 @@ const whoIsHere = (() => {
     render: (text) => view.showTyping(text),
   });
   const notifier = new TypingNotifier({
-    async send() {
+    async send(stopped) {
       const nickname = pollNickname(String($nickname.val()));
-      if ((await typing({ room, client: browserClientId(), nickname })) === 'unknown')
-        notifier.disable();
+      const fields = { room, client: browserClientId(), nickname, ...(stopped && { stopped }) };
+      if ((await typing(fields)) === 'unknown') notifier.disable();
     },
   });
+  /** The nickname the last poll carried, and the pause before a rename re-polls. */
+  let polledAs: string | undefined;
+  let renaming: ReturnType<typeof setTimeout> | undefined;
   return {
     /** Added to each poll: the list's version and the person's nickname. */
-    query: () => people.query(String($nickname.val())),
+    query: () => {
+      const query = people.query(String($nickname.val()));
+      polledAs = query.nickname;
+      return query;
+    },
+    /**
+     * The person renamed: once they pause, the waiting poll is sent again
+     * with the new name, so the room hears of it at once (the server wakes
+     * the room's polls for a rename), not with the next answer.
+     */
+    onRenamed(): void {
+      clearTimeout(renaming);
+      renaming = setTimeout(() => {
+        if (people.known && pollNickname(String($nickname.val())) !== polledAs) feed.repoll();
+      }, RENAME_PAUSE_MS);
+    },
     onAnswer(answer: RecvAnswer): void {
       if (answer.people || answer.typing || answer.typingOnly) notifier.enable();
       const news = people.take(answer);
@@ -239,16 +335,28 @@ const whoIsHere = (() => {
     },
     onTyped: () => notifier.typed(String($message.val())),
     onSent: () => notifier.sent(),
+    settled: () => notifier.settled(),
   };
 })();
 // ── end of who is here and who is typing ───────────────────────────────
 
+// The skip link focuses the field itself: following `#message` alone moves
+// only where the next Tab starts, and leaves a fragment in the address.
+$('#skip').on('click', (event) => {
+  event.preventDefault();
+  $message.trigger('focus');
+});
+
 async function start(): Promise<void> {
+  // Whoever opens the chat came to write: the field has the focus from the start.
+  $message.trigger('focus');
   const refused = roomRefusal(room);
   if (refused) {
     // Refused here, in words, before any request: the server would only say its pattern.
     view.showStatus('stopped');
     view.showRoomRefused(refused.reason, refused.instead);
+    // Nothing typed here could be sent: Send says so by being off.
+    $('#composer .send').prop('disabled', true);
     return;
   }
   const latest = await loadLatest();

@@ -1,7 +1,7 @@
 /** How the list of who is here is worded, and what each poll says back to the server. */
 import { describe, expect, it } from 'vitest';
 import { limits } from '../protocol/protocol.ts';
-import { PeopleList, peopleParts, peopleText, pollNickname } from './people.ts';
+import { distinctNames, PeopleList, peopleParts, peopleText, pollNickname } from './people.ts';
 
 describe('peopleText', () => {
   it('should name one person', () => {
@@ -33,6 +33,13 @@ describe('peopleParts', () => {
       { text: '<b>Bob</b>', person: true },
       { text: ' and 2 more', person: false },
     ]);
+  });
+});
+
+describe('distinctNames', () => {
+  it('should number a name shared by several, in list order', () => {
+    expect(distinctNames(['Ann', 'Cy', 'Cy', 'Cy'])).toEqual(['Ann', 'Cy', 'Cy (2)', 'Cy (3)']);
+    expect(peopleText({ names: ['Cy', 'Cy'], more: 0 })).toBe('Cy and Cy (2)');
   });
 });
 

@@ -29,12 +29,27 @@ export function peopleParts({ names, more }: Pick<People, 'names' | 'more'>): Pe
     return more > 0 ? [words(`${count.format(more)} ${more === 1 ? 'person' : 'people'}`)] : [];
   }
   const parts: PeoplePart[] = [];
-  names.forEach((name, index) => {
+  const told = distinctNames(names);
+  told.forEach((name, index) => {
     if (index > 0) parts.push(words(index === names.length - 1 && more === 0 ? ' and ' : ', '));
     parts.push({ text: name, person: true });
   });
   if (more > 0) parts.push(words(` and ${count.format(more)} more`));
   return parts;
+}
+
+/**
+ * Two people under one name are told apart: "Cy", "Cy (2)". The server
+ * sends the same sorted list to every browser of the room, so each one
+ * numbers them alike.
+ */
+export function distinctNames(names: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((name) => {
+    const nth = (seen.get(name) ?? 0) + 1;
+    seen.set(name, nth);
+    return nth === 1 ? name : `${name} (${nth})`;
+  });
 }
 
 /** The whole list as one line of text (its parts joined). */

@@ -234,6 +234,78 @@ describe('Poller', () => {
     });
   });
 
+  describe('when the server cannot be reached', () => {
+    it('should probe under a second apart, not long-poll, and poll at once when a probe is answered', async () => {
+      const events: string[] = [];
+      let downPings = 3;
+      let polls = 0;
+      const back = new Promise<void>((resolve) => {
+        const poller = new Poller({
+          room: 'main',
+          client: 'tab-12345678',
+          cursor: () => 0,
+          onAnswer: () => {},
+          onStatus: (status) => events.push(status),
+          backoff: { random: () => 0.99 },
+          ping: async () => {
+            events.push(`ping at ${Math.round(performance.now())}`);
+            if (downPings-- > 0) throw new ApiError('down', 0, 'network_error');
+          },
+          recv: async () => {
+            polls += 1;
+            if (polls === 1) throw new ApiError('down', 0, 'network_error');
+            poller.stop();
+            resolve();
+            return answer([]);
+          },
+        });
+        poller.start();
+      });
+      await back;
+      const pings = events.filter((event) => event.startsWith('ping'));
+      expect(pings).toHaveLength(4);
+      const times = pings.map((event) => Number(event.split(' at ')[1]));
+      for (let i = 1; i < times.length; i += 1)
+        expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(1_000 + 50);
+      expect(polls).toBe(2);
+      expect(events.filter((event) => !event.startsWith('ping'))).toEqual([
+        'reconnecting',
+        'connected',
+      ]);
+    });
+  });
+
+  describe('when a proxy says the server is down (502)', () => {
+    it('should probe it as unreachable, not back off', async () => {
+      let pings = 0;
+      let polls = 0;
+      await new Promise<void>((resolve) => {
+        const poller = new Poller({
+          room: 'main',
+          client: 'tab-12345678',
+          cursor: () => 0,
+          onAnswer: () => {},
+          onStatus: () => {},
+          // A backoff would wait its whole ceiling: this one would time the test out.
+          backoff: { random: () => 0.99, baseMs: 60_000 },
+          ping: async () => {
+            pings += 1;
+            if (pings === 1) throw new ApiError('Bad Gateway', 502, 'http_502');
+          },
+          recv: async () => {
+            polls += 1;
+            if (polls === 1) throw new ApiError('Bad Gateway', 502, 'http_502');
+            poller.stop();
+            resolve();
+            return answer([]);
+          },
+        });
+        poller.start();
+      });
+      expect([pings, polls]).toEqual([2, 2]);
+    });
+  });
+
   describe('when the server refuses the poll (4xx)', () => {
     it('should stop and report why, without retrying', async () => {
       const refused = new ApiError('Field "room" must match …', 400, 'invalid_room');
@@ -258,6 +330,47 @@ describe('Poller', () => {
       await stopped;
       expect(polls).toBe(1);
       expect(statuses).toEqual([['stopped', refused]]);
+    });
+  });
+
+  describe('repoll (a rename)', () => {
+    it('should end the waiting poll and send the next at once with the new query, not as an error', async () => {
+      const queries: Record<string, string>[] = [];
+      const statuses: ConnectionStatus[] = [];
+      let nickname = 'Ann';
+      let polled: () => void = () => {};
+      const waits = () =>
+        new Promise<void>((resolve) => {
+          polled = resolve;
+        });
+      let first = waits();
+      const poller = new Poller({
+        room: 'main',
+        client: 'tab-12345678',
+        cursor: () => 0,
+        query: () => ({ nickname }),
+        onAnswer: () => {},
+        onStatus: (status) => statuses.push(status),
+        ping: async () => {},
+        recv: (_room, _since, _client, signal, query) => {
+          queries.push(query ?? {});
+          polled();
+          return new Promise((_resolve, reject) =>
+            signal?.addEventListener('abort', () =>
+              reject(new ApiError('aborted', 0, 'network_error')),
+            ),
+          );
+        },
+      });
+      poller.start();
+      await first;
+      first = waits();
+      nickname = 'Robert';
+      poller.repoll();
+      await first;
+      expect(queries).toEqual([{ nickname: 'Ann' }, { nickname: 'Robert' }]);
+      expect(statuses).toEqual([]);
+      poller.stop();
     });
   });
 });

@@ -14,6 +14,14 @@
  *   `Retry-After`, then first make a quick request (`GET /time`) so the page
  *   shows "connected" as soon as the server is back, not one whole poll
  *   timeout later when the next long poll answers.
+ * - A server the page cannot reach at all (no answer: it is down or
+ *   restarting) is probed with that quick request at a jittered interval
+ *   under a second (`probeDelay`) instead, and polled again at once when a
+ *   probe is answered: the page notices the server's return within a second,
+ *   and a down server gets one tiny request a second from each browser, never
+ *   a long poll; so is one a proxy says is down (502, 504, a 503 without
+ *   `Retry-After`). The chat's own refusals (429, 503 with `Retry-After`)
+ *   get the backoff, as they ask.
  * - An error that a retry cannot fix (a 4xx such as an invalid room) stops
  *   the loop and is reported, rather than hammering the server.
  * - Every answer goes to `onAnswer`, and the next poll leaves once it has
@@ -21,7 +29,7 @@
  *   from what that shows (docs/design.md, "Cursors and dense ids").
  */
 import { ApiError, ping, type RecvAnswer, recv } from './api.ts';
-import { type BackoffOptions, backoffDelay, sleep } from './backoff.ts';
+import { type BackoffOptions, backoffDelay, probeDelay, sleep } from './backoff.ts';
 
 export type ConnectionStatus = 'connecting' | 'connected' | 'reconnecting' | 'stopped';
 
@@ -46,6 +54,9 @@ export class Poller {
   #status: ConnectionStatus = 'connecting';
   #stopped = false;
   readonly #abort = new AbortController();
+  /** The poll on its way, which `repoll` may cut short. */
+  #poll: AbortController | undefined;
+  #repolling = false;
   #wake: () => void = () => {};
   readonly #options: PollerOptions;
 
@@ -73,6 +84,17 @@ export class Poller {
     this.#wake();
   }
 
+  /**
+   * Ends the waiting poll and sends the next at once, with what `query`
+   * says now (a new nickname). Not an error: the status stays as it is.
+   * Outside a waiting poll it does nothing: the next poll reads `query` anyway.
+   */
+  repoll(): void {
+    if (this.#poll === undefined) return;
+    this.#repolling = true;
+    this.#poll.abort();
+  }
+
   async #loop(): Promise<void> {
     const { room, client, cursor, query } = this.#options;
     const recvFrom = this.#options.recv ?? recv;
@@ -84,19 +106,39 @@ export class Poller {
           await pingServer();
           this.#setStatus('connected');
         }
-        const answer = await recvFrom(room, cursor(), client, this.#abort.signal, query?.());
+        const poll = new AbortController();
+        this.#poll = poll;
+        this.#repolling = false;
+        const signal = AbortSignal.any([this.#abort.signal, poll.signal]);
+        let answer: RecvAnswer;
+        try {
+          answer = await recvFrom(room, cursor(), client, signal, query?.());
+        } finally {
+          this.#poll = undefined;
+        }
         if (this.#stopped) return;
         failures = 0;
         this.#setStatus('connected');
         await this.#options.onAnswer(answer);
       } catch (thrown) {
         if (this.#stopped) return;
+        if (this.#repolling) {
+          this.#repolling = false;
+          continue;
+        }
         const error = asApiError(thrown);
         if (!error.retryable) {
           this.#setStatus('stopped', error);
           return;
         }
         this.#setStatus('reconnecting', error);
+        if (unreachable(error)) {
+          if (await this.#probeUntilBack(pingServer)) {
+            failures = 0;
+            this.#setStatus('connected');
+          }
+          continue;
+        }
         const pause = sleep(backoffDelay(failures, error.retryAfterMs, this.#options.backoff));
         failures += 1;
         this.#wake = pause.wake;
@@ -105,11 +147,44 @@ export class Poller {
     }
   }
 
+  /**
+   * Probes until the server answers (true), or the loop stops (false). A
+   * probe that gets an error answer (the server is up but refusing) also
+   * ends it: the loop's own backoff then takes over.
+   */
+  async #probeUntilBack(pingServer: typeof ping): Promise<boolean> {
+    for (let probe = 0; !this.#stopped; probe += 1) {
+      const pause = sleep(probeDelay(probe, this.#options.backoff));
+      this.#wake = pause.wake;
+      await pause.done;
+      if (this.#stopped) return false;
+      try {
+        await pingServer();
+        return true;
+      } catch (thrown) {
+        if (!unreachable(asApiError(thrown))) return false;
+      }
+    }
+    return false;
+  }
+
   #setStatus(status: ConnectionStatus, error?: ApiError): void {
     if (status === this.#status && status === 'connected') return;
     this.#status = status;
     this.#options.onStatus(status, error);
   }
+}
+
+/**
+ * The server is not there to ask: no answer at all, or a proxy in front of
+ * it saying so (502, 504, or a 503 without the `Retry-After` the chat's own
+ * 503 always carries). Probed, not backed off: it is not the chat asking
+ * for patience.
+ */
+function unreachable(error: ApiError): boolean {
+  if (error.code === 'network_error') return true;
+  if (error.retryAfterMs !== undefined) return false;
+  return error.status === 502 || error.status === 503 || error.status === 504;
 }
 
 /** A malformed answer (a proxy's HTML page with status 200) is treated like a network error. */

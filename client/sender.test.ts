@@ -13,6 +13,51 @@ function stored(input: NewMessage, id: number): Message {
 }
 
 describe('Sender', () => {
+  it('should wait for `before` (the typing notice) before the first attempt, and no longer than beforeMs', async () => {
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const sent = new Promise<void>((resolve) => {
+      const sender = new Sender({
+        room: 'main',
+        before: () =>
+          new Promise<void>((done) => {
+            release = () => {
+              order.push('notice answered');
+              done();
+            };
+          }),
+        send: async (input) => {
+          order.push(`send ${input.text}`);
+          return stored(input, 1);
+        },
+        onSent: () => resolve(),
+        onRetrying: () => {},
+        onRefused: () => {},
+      });
+      sender.enqueue('hi', 'Ann');
+    });
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    release();
+    await sent;
+    expect(order).toEqual(['notice answered', 'send hi']);
+
+    // A notice that never answers holds the message up beforeMs at most.
+    const late = await new Promise<string>((resolve) => {
+      const sender = new Sender({
+        room: 'main',
+        before: () => new Promise<void>(() => {}),
+        beforeMs: 10,
+        send: async (input) => stored(input, 2),
+        onSent: (pending) => resolve(pending.text),
+        onRetrying: () => {},
+        onRefused: () => {},
+      });
+      sender.enqueue('anyway', 'Ann');
+    });
+    expect(late).toBe('anyway');
+  });
+
   it('should retry a failed send with the same key, and keep the order typed', async () => {
     const attempts: NewMessage[] = [];
     let failures = 1;

@@ -43,7 +43,17 @@ export interface SenderOptions {
   backoff?: BackoffOptions;
   /** @default SEND_TIMEOUT_MS */
   timeoutMs?: number;
+  /**
+   * Awaited before a message's first attempt (bounded by `beforeMs`): the
+   * typing notice for its draft, which must reach the server first.
+   */
+  before?: () => Promise<void>;
+  /** @default BEFORE_MS */
+  beforeMs?: number;
 }
+
+/** The longest a send waits for `before`: a hint is never worth holding a message up. */
+export const BEFORE_MS = 1_000;
 
 export class Sender {
   readonly #queue: PendingSend[] = [];
@@ -80,6 +90,15 @@ export class Sender {
   async #deliver(pending: PendingSend): Promise<void> {
     const { room, onSent, onRetrying, onRefused } = this.#options;
     const post = this.#options.send ?? send;
+    const before = this.#options.before;
+    if (before) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.#options.beforeMs ?? BEFORE_MS);
+      });
+      await Promise.race([before(), bound]);
+      clearTimeout(timer);
+    }
     for (let attempt = 0; ; attempt += 1) {
       try {
         const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? SEND_TIMEOUT_MS);

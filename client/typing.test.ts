@@ -116,8 +116,16 @@ describe('TypingIndicator', () => {
 describe('TypingNotifier', () => {
   function notifier() {
     let sent = 0;
-    const notify = new TypingNotifier({ send: () => (sent += 1) });
-    return { notify, sent: () => sent };
+    const stops: number[] = [];
+    const answers: (() => void)[] = [];
+    const notify = new TypingNotifier({
+      send: (stopped) => {
+        sent += 1;
+        if (stopped) stops.push(sent);
+        return new Promise<void>((resolve) => answers.push(resolve));
+      },
+    });
+    return { notify, sent: () => sent, stops, answer: () => answers.shift()?.() };
   }
 
   it('should tell a server that has not shown it knows of typing nothing', () => {
@@ -155,6 +163,44 @@ describe('TypingNotifier', () => {
     notify.sent();
     notify.typed('s');
     expect(sent()).toBe(2);
+  });
+
+  it('should tell once, at once, that a draft emptied by hand stopped', () => {
+    const { notify, sent, stops } = notifier();
+    notify.enable();
+    notify.typed('');
+    expect(sent()).toBe(0);
+    notify.typed('oops');
+    notify.typed('');
+    notify.typed('');
+    expect(stops).toEqual([2]);
+    // The next keystroke is a new draft, told at once.
+    notify.typed('h');
+    expect(sent()).toBe(3);
+  });
+
+  it('should not tell a stop after a send: the message ends the typing', () => {
+    const { notify, stops } = notifier();
+    notify.enable();
+    notify.typed('hello');
+    notify.sent();
+    notify.typed('');
+    expect(stops).toEqual([]);
+  });
+
+  it('should settle once the notice on its way is answered', async () => {
+    const { notify, answer } = notifier();
+    await notify.settled();
+    notify.enable();
+    notify.typed('hello');
+    let settled = false;
+    void notify.settled().then(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    answer();
+    await vi.waitFor(() => expect(settled).toBe(true));
   });
 
   it('should stop for good once disabled (the server has no POST /typing)', () => {

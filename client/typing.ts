@@ -99,8 +99,12 @@ export class TypingIndicator {
 }
 
 export interface TypingNotifierOptions {
-  /** Tells the server (`api.ts`, `typing()`); its failures are the caller's to ignore. */
-  send(): void;
+  /**
+   * Tells the server (`api.ts`, `typing()`), `stopped` when the draft was
+   * emptied; its failures are the caller's to ignore. Resolves when the
+   * server has answered (or the request failed).
+   */
+  send(stopped: boolean): Promise<unknown>;
   /** @default limits.typingIntervalMs */
   intervalMs?: number;
 }
@@ -111,6 +115,10 @@ export class TypingNotifier {
   /** The server answered 404: it has no `POST /typing`, for as long as this page lives. */
   #unknown = false;
   #lastSent = Number.NEGATIVE_INFINITY;
+  /** The server was told this draft is being typed, and not since that it stopped. */
+  #told = false;
+  /** The notice on its way, if any. */
+  #inFlight: Promise<unknown> = Promise.resolve();
   readonly #options: TypingNotifierOptions;
 
   constructor(options: TypingNotifierOptions) {
@@ -128,17 +136,44 @@ export class TypingNotifier {
     this.#enabled = false;
   }
 
-  /** The person typed in the message field (not an empty one: nobody types nothing). */
+  /**
+   * The person typed in the message field. A draft emptied by hand after
+   * the server heard of it is told as stopped, at once: nobody types nothing.
+   */
   typed(draft: string): void {
-    if (!this.#enabled || draft.trim() === '') return;
+    if (!this.#enabled) return;
+    if (draft.trim() === '') {
+      if (!this.#told) return;
+      this.#told = false;
+      this.#lastSent = Number.NEGATIVE_INFINITY;
+      this.#inFlight = this.#options.send(true);
+      return;
+    }
     const now = Date.now();
     if (now - this.#lastSent < (this.#options.intervalMs ?? limits.typingIntervalMs)) return;
     this.#lastSent = now;
-    this.#options.send();
+    this.#told = true;
+    this.#inFlight = this.#options.send(false);
   }
 
-  /** The message was sent: the next keystroke starts a new draft, told at once. */
+  /**
+   * The message is being sent: the next keystroke starts a new draft, told at
+   * once. The message itself ends the typing on the server, so no notice.
+   */
   sent(): void {
     this.#lastSent = Number.NEGATIVE_INFINITY;
+    this.#told = false;
+  }
+
+  /**
+   * Settles once the notice on its way (if any) has been answered. A send
+   * waits for it, so a notice for the draft never reaches the server after
+   * the message that ends it (it would show the author typing again).
+   */
+  settled(): Promise<void> {
+    return this.#inFlight.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }

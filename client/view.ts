@@ -15,6 +15,7 @@ import type { People } from '../protocol/protocol.ts';
 import type { ApiError, Message } from './api.ts';
 import type { DraftState } from './draft.ts';
 import { splitLinks } from './links.ts';
+import { mentionParts, mentions } from './mentions.ts';
 import { MessageList } from './message-list.ts';
 import { peopleParts, peopleText } from './people.ts';
 import type { ConnectionStatus } from './poll.ts';
@@ -40,6 +41,8 @@ const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
 export interface ChatViewOptions {
   /** Whether a message was sent from this browser (styled as ours). */
   isMine(message: Message): boolean;
+  /** The reader's nickname as typed now: `@` it in someone else's message is marked. */
+  nickname?(): string;
 }
 
 export class ChatView {
@@ -58,9 +61,11 @@ export class ChatView {
   /** Whether the reader was at the bottom at their last scroll: kept there when the area shrinks. */
   #stuck = true;
   readonly #isMine: (message: Message) => boolean;
+  readonly #nickname: () => string;
 
-  constructor({ isMine }: ChatViewOptions) {
+  constructor({ isMine, nickname }: ChatViewOptions) {
     this.#isMine = isMine;
+    this.#nickname = nickname ?? (() => '');
     const area = this.scrollArea[0]!;
     this.scrollArea.on('scroll', () => {
       this.#stuck = this.#atBottom();
@@ -87,6 +92,8 @@ export class ChatView {
       .attr('data-status', status)
       .attr('title', error ? errorInWords(error) : '')
       .text(label);
+    // In words while the page cannot reach the server; an overlay, so nothing moves.
+    $('#outage').prop('hidden', status !== 'reconnecting');
   }
 
   /**
@@ -95,7 +102,7 @@ export class ChatView {
    * state of `showPresenceStale`.
    */
   showOnline(count: number): void {
-    $('#online').prop('hidden', false);
+    $('#online').prop('hidden', false).removeClass('stale');
     if (count === this.#online) return;
     this.#online = count;
     $('#online').text(`${count} online`);
@@ -114,17 +121,17 @@ export class ChatView {
     // The line is cut to fit; the whole list shows on hover.
     $('#people')
       .attr('title', peopleText(people))
+      .removeClass('stale')
       .prop('hidden', parts.length === 0);
   }
 
   /**
    * The page lost the server (reconnecting, or stopped): the count and the
    * list are from before, and may be wrong. Hidden until an answer brings
-   * them again.
+   * them again, keeping their place: nothing below them moves.
    */
   showPresenceStale(): void {
-    $('#online').prop('hidden', true);
-    $('#people').prop('hidden', true);
+    $('#online, #people').addClass('stale');
   }
 
   /** "Ann is typing…" (typing.ts), or nothing. The line keeps its height: nothing jumps. */
@@ -257,8 +264,15 @@ export class ChatView {
   #insert(message: Message): boolean {
     if (this.#list.get(message.id)) return false;
     this.#notice.prop('hidden', true);
-    const item = messageItem(message.nickname, message.text, message.time);
-    if (this.#isMine(message)) item.addClass('mine');
+    const mine = this.#isMine(message);
+    const reader = mine ? '' : this.#nickname();
+    const item = messageItem(message.nickname, message.text, message.time, reader);
+    if (mine) item.addClass('mine');
+    else if (mentions(message.text, reader)) {
+      // Said in words too, not by colour alone.
+      item.addClass('mentions-me');
+      item.find('.meta').append($('<span class="mention-badge">').text('mentions you'));
+    }
     return this.#list.insert(message, item[0]!);
   }
 
@@ -279,7 +293,7 @@ export class ChatView {
   }
 }
 
-function messageItem(nickname: string, text: string, time?: string): JQuery {
+function messageItem(nickname: string, text: string, time?: string, reader = ''): JQuery {
   const stamp = $('<time>');
   if (time !== undefined) {
     const date = new Date(time);
@@ -289,7 +303,7 @@ function messageItem(nickname: string, text: string, time?: string): JQuery {
   }
   return $('<li class="message">').append(
     $('<div class="meta">').append($('<span class="nickname">').text(nickname), stamp),
-    $('<p class="text">').append(linkedText(text)),
+    $('<p class="text">').append(linkedText(text, reader)),
   );
 }
 
@@ -298,14 +312,23 @@ function messageItem(nickname: string, text: string, time?: string): JQuery {
  * `<a>` that opens in a new tab without a handle on this page (`noopener`)
  * and without telling the site where the reader came from (`noreferrer`).
  */
-function linkedText(text: string): (Text | HTMLAnchorElement)[] {
-  return splitLinks(text).map((part) => {
-    if (!('href' in part)) return document.createTextNode(part.text);
+function linkedText(text: string, reader: string): (Text | HTMLElement)[] {
+  return splitLinks(text).flatMap((part): (Text | HTMLElement)[] => {
+    if (!('href' in part)) {
+      // `@reader` in a plain run is marked, as text in a <mark>.
+      return mentionParts(part.text, reader).map(({ text: run, mention }) => {
+        if (!mention) return document.createTextNode(run);
+        const mark = document.createElement('mark');
+        mark.className = 'mention';
+        mark.textContent = run;
+        return mark;
+      });
+    }
     const link = document.createElement('a');
     link.href = part.href;
     link.rel = 'noopener noreferrer';
     link.target = '_blank';
     link.textContent = part.text;
-    return link;
+    return [link];
   });
 }

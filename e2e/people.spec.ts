@@ -66,6 +66,33 @@ test.describe('who is here', () => {
   });
 });
 
+test.describe('names right at once', () => {
+  test('a rename reaches the other browser within 1 s, without a send', async ({ openChat }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await bob.nickname.fill('Robert');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Robert'], { timeout: 1_000 });
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Robert'], { timeout: 1_000 });
+    await expect(ann.messages).toHaveCount(0);
+  });
+
+  test('two browsers under one name are told apart alike in both: "Cy", "Cy (2)"', async ({
+    openChat,
+  }) => {
+    const one = await person(openChat, 'Ann');
+    const two = await person(openChat, 'Bob');
+    await expect(one.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await one.nickname.fill('Cy');
+    await two.nickname.fill('Cy');
+    for (const page of [one, two]) {
+      await expect(page.people.locator('.person')).toHaveText(['Cy', 'Cy (2)']);
+      await expect(page.people).toHaveText('Here: Cy and Cy (2)');
+    }
+  });
+});
+
 test.describe('who is typing', () => {
   test('"Ann is typing…" shows in the other browser within 1 s, never in her own, and goes within 5 s', async ({
     openChat,
@@ -103,5 +130,77 @@ test.describe('who is typing', () => {
     await expect(bob.typing).toHaveText('Ann is typing…');
     await bob.page.reload();
     await expect(bob.texts).toHaveText(['a real message']);
+  });
+
+  test('paste-and-send: the other browser shows no typing line at any point in the 5 s after the message', async ({
+    openChat,
+  }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+
+    // Bob's page notes every change of its typing line and of its messages,
+    // with the time, from before Ann pastes until 5 s after her message shows.
+    await bob.page.evaluate(() => {
+      const typing = document.querySelector('#typing')!;
+      const messages = document.querySelector('#messages')!;
+      const seen: { at: number; typing: string; messages: number }[] = [];
+      const note = () =>
+        seen.push({
+          at: performance.now(),
+          typing: typing.textContent ?? '',
+          messages: messages.children.length,
+        });
+      const observer = new MutationObserver(note);
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+      const w = window as unknown as { watched: Promise<typeof seen> };
+      w.watched = new Promise((resolve) => {
+        const arrived = new MutationObserver(() => {
+          if (messages.querySelectorAll('.message').length < 2) return;
+          arrived.disconnect();
+          note();
+          setTimeout(() => {
+            observer.disconnect();
+            resolve(seen);
+          }, 5_000);
+        });
+        arrived.observe(messages, { childList: true, subtree: true });
+      });
+    });
+
+    // Ann types a line and sends it, so the room was woken for typing just
+    // now; then she pastes the next (one input event, a new draft, told at
+    // once) and sends it: the wake that notice owes comes after her message.
+    await ann.message.pressSequentially('one', { delay: 30 });
+    await expect(bob.typing).toHaveText('Ann is typing…');
+    await ann.message.press('Enter');
+    await ann.message.fill('pasted in one go');
+    await ann.message.press('Enter');
+    await expect(bob.texts).toHaveText(['one', 'pasted in one go']);
+    const seen = await bob.page.evaluate(
+      () =>
+        (window as unknown as { watched: Promise<{ typing: string; messages: number }[]> }).watched,
+    );
+    const afterMessage = seen.filter((change) => change.messages >= 2);
+    expect(afterMessage.length).toBeGreaterThan(0);
+    expect(afterMessage.filter((change) => change.typing !== '')).toEqual([]);
+  });
+
+  test('a draft emptied by hand tells the room it stopped', async ({ openChat }) => {
+    const ann = await person(openChat, 'Ann');
+    const bob = await person(openChat, 'Bob');
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await expect(bob.people.locator('.person')).toHaveText(['Ann', 'Bob']);
+    await ann.message.pressSequentially('hello', { delay: 30 });
+    await expect(bob.typing).toHaveText('Ann is typing…');
+    const stop = ann.page.waitForRequest(
+      (request) =>
+        request.url().endsWith('/typing') &&
+        (request.postDataJSON() as TypingFields).stopped === true,
+    );
+    await ann.message.fill('');
+    await stop;
+    await expect(bob.typing).toHaveText('');
   });
 });

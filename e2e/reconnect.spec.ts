@@ -43,6 +43,51 @@ test.describe('when the server restarts', () => {
     expect((await server.history(room)).map((message) => message.text)).toEqual(expected);
   });
 
+  test('says so in words while the server is down, moves nothing, and every page is back within 1 s of its return', async ({
+    openChat,
+    server,
+  }) => {
+    const pages = [await openChat(), await openChat()];
+    for (const chat of pages) await expect(chat.status).toHaveText('connected');
+    const banner = (chat: (typeof pages)[number]) => chat.page.locator('#outage');
+    const layout = (chat: (typeof pages)[number]) =>
+      chat.page.evaluate(() =>
+        ['#scroll-area', '#composer', '.topbar'].map((selector) => {
+          const box = document.querySelector(selector)!.getBoundingClientRect();
+          return [box.top, box.height];
+        }),
+      );
+    const before = await Promise.all(pages.map(layout));
+
+    await server.stop();
+    for (const chat of pages) {
+      await expect(banner(chat)).toHaveText(
+        'Reconnecting… your messages will be sent when the server is back',
+        { timeout: 1_000 },
+      );
+    }
+    // Down for about ten seconds: over that window the banner stays and nothing moves.
+    const downUntil = Date.now() + 10_000;
+    await expect
+      .poll(
+        async () => {
+          for (const [index, chat] of pages.entries()) {
+            if (!(await banner(chat).isVisible())) return 'banner gone while down';
+            expect(await layout(chat)).toEqual(before[index]);
+          }
+          return Date.now() >= downUntil ? 'held' : 'holding';
+        },
+        { timeout: 15_000, intervals: [250] },
+      )
+      .toBe('held');
+
+    await server.start();
+    for (const chat of pages) {
+      await expect(banner(chat)).toBeHidden({ timeout: 1_000 });
+      await expect(chat.status).toHaveText('connected', { timeout: 1_000 });
+    }
+  });
+
   test('a message sent while it is down is delivered once it is back', async ({
     openChat,
     server,

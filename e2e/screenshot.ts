@@ -1,9 +1,14 @@
 /**
  * Makes `docs/screenshot.png` for the README: two browsers chatting side by
- * side. Run with `npm run screenshot` (it builds first).
+ * side, with who is here, a day separator, a link, and one of them typing.
+ * Run with `npm run screenshot` (it builds first).
  *
  * Each page is shot on its own, then both are framed as browser windows in
  * one HTML page (`setContent` with the shots as data URLs) and that is shot.
+ *
+ * Beside the picture it writes `docs/screenshot.sha256`, the hash of the
+ * page's markup and styles it was made from (`pageHash`): a test fails
+ * when they changed and the picture was not made again.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -11,6 +16,7 @@ import { type Browser, chromium, expect, type Page } from '@playwright/test';
 import { chromiumLaunchOptions } from './browser.ts';
 import { ChatPage } from './chat-page.ts';
 import { ChatServer } from './chat-server.ts';
+import { pageHash, SCREENSHOT_HASH } from './screenshot-hash.ts';
 
 const OUT = resolve(import.meta.dirname, '../docs/screenshot.png');
 const ROOM = 'demo';
@@ -25,11 +31,9 @@ const conversation: [who: 'ann' | 'bob', text: string][] = [
     'It is. Every message rides on an HTTP request the server holds open until something happens.',
   ],
   ['ann', 'No WebSockets at all?'],
-  ['bob', 'None. Plain GET /recv with a cursor, so it works through any proxy.'],
-  ['ann', 'And when the server restarts?'],
   [
     'bob',
-    'The page reconnects by itself and asks for everything after its cursor: nothing lost, nothing twice.',
+    'None. Plain GET /recv with a cursor, so it works through any proxy: https://en.wikipedia.org/wiki/Push_technology',
   ],
   ['ann', 'Nice. Shipping it today, then.'],
 ];
@@ -97,8 +101,12 @@ async function main(): Promise<void> {
       await expect(chat.online).toHaveText('2 online', { timeout: 15_000 });
       await expect(chat.status).toHaveText('connected');
     }
+    await expect(ann.people.locator('.person')).toHaveText(['Ann', 'Bob'], { timeout: 15_000 });
+    await expect(ann.days).toHaveText(['Today']);
     await ann.message.blur();
-    await bob.message.fill('See you at the release party!');
+    // Bob types: Ann's page says so under her messages.
+    await bob.message.pressSequentially('See you at the release party!', { delay: 5 });
+    await expect(ann.typing).toHaveText('Bob is typing…');
 
     const canvas = await browser.newPage({
       deviceScaleFactor: SCALE,
@@ -110,7 +118,8 @@ async function main(): Promise<void> {
     ]);
     mkdirSync(resolve(OUT, '..'), { recursive: true });
     writeFileSync(OUT, png);
-    process.stdout.write(`wrote ${OUT}\n`);
+    writeFileSync(SCREENSHOT_HASH, `${pageHash()}\n`);
+    process.stdout.write(`wrote ${OUT} and ${SCREENSHOT_HASH}\n`);
   } finally {
     await browser.close();
     await server.close();

@@ -111,6 +111,12 @@ export interface TypingFields {
   client: string;
   nickname?: string;
   room?: string;
+  /**
+   * True (a form sends `true`): the person emptied their draft by hand; the
+   * room stops showing them at the next typing wake. A sent message needs
+   * no notice: the message ends its author's typing.
+   */
+  stopped?: boolean;
 }
 
 /** The contract's limits, each used by the validation, the error messages and the client. */

@@ -12,6 +12,7 @@ import cluster from 'node:cluster';
 import { isChatIpc } from './bus/cluster-ipc.ts';
 import { type Config, ConfigError, loadConfig } from './core/config.ts';
 import { createLog } from './core/log.ts';
+import { chooseLogFormat, logDestination } from './core/log-format.ts';
 import { clusterUnsupported, runPrimary } from './process/cluster.ts';
 import type { RunningChat } from './process/server.ts';
 import { startUpProblem } from './process/start-up-error.ts';
@@ -21,10 +22,17 @@ let config: Readonly<Config> | undefined;
 
 async function main(): Promise<void> {
   config = loadConfig();
+  // One destination for the process's lines: pretty for a person at a terminal, else JSON.
+  const destination = logDestination(chooseLogFormat(config.logFormat, process.stderr));
   const unsupported = config.workers > 1 ? clusterUnsupported(config.port) : undefined;
-  if (unsupported) createLog(config.logLevel)('warn', `WORKERS=${config.workers}: ${unsupported}`);
+  if (unsupported)
+    createLog(
+      config.logLevel,
+      '',
+      destination,
+    )('warn', `WORKERS=${config.workers}: ${unsupported}`);
   if (config.workers > 1 && !unsupported && cluster.isPrimary) {
-    const log = createLog(config.logLevel, 'primary: ');
+    const log = createLog(config.logLevel, 'primary: ', destination);
     if (config.databaseUrl.startsWith('memory:')) {
       log(
         'warn',
@@ -35,7 +43,11 @@ async function main(): Promise<void> {
     log(outcome.code === 0 ? 'info' : 'error', outcome.why);
     process.exit(outcome.code);
   }
-  const log = createLog(config.logLevel, cluster.isWorker ? `worker ${process.pid}: ` : '');
+  const log = createLog(
+    config.logLevel,
+    cluster.isWorker ? `worker ${process.pid}: ` : '',
+    destination,
+  );
   let chat: RunningChat | undefined;
   let stoppedAt: number | undefined;
   let stopWhy: string | undefined;

@@ -42,6 +42,10 @@ export interface Feed {
   start(cursor: number): void;
   /** Cuts a backoff wait short (the browser is back online). */
   wake(): void;
+  /** The tab that polls sends its next poll now (`Poller.repoll`); in the others, nothing. */
+  repoll(): void;
+  /** Whether this tab runs the room's poll (the one that notifies: notify.ts). */
+  readonly leading: boolean;
   stop(): void;
 }
 
@@ -69,6 +73,8 @@ function pollerFor(
 
 export class SoloFeed implements Feed {
   #poller: Poller | undefined;
+  /** Every tab polls for itself here. */
+  readonly leading = true;
   readonly #options: FeedOptions;
 
   constructor(options: FeedOptions) {
@@ -83,6 +89,10 @@ export class SoloFeed implements Feed {
 
   wake(): void {
     this.#poller?.wake();
+  }
+
+  repoll(): void {
+    this.#poller?.repoll();
   }
 
   stop(): void {
@@ -151,6 +161,10 @@ export class SharedFeed implements Feed {
 
   wake(): void {
     this.#poller?.wake();
+  }
+
+  repoll(): void {
+    this.#poller?.repoll();
   }
 
   stop(): void {

@@ -16,13 +16,21 @@ import type { Message } from '../store/store.ts';
 
 export type BusHandler = (message: Message) => void;
 
-/** An ephemeral event: `typing`, someone typing in a room (server/hub/typing.ts). */
-export interface BusEvent {
-  kind: 'typing';
-  room: string;
-  client: string;
-  nickname: string;
-}
+/**
+ * An ephemeral event: `typing`, someone typing in a room (server/hub/typing.ts);
+ * `people`, someone in the room renamed and the shared view has it, so each
+ * process wakes the room's polls without waiting for its presence notice.
+ */
+export type BusEvent =
+  | {
+      kind: 'typing';
+      room: string;
+      client: string;
+      nickname: string;
+      /** The person emptied their draft: they type no more. */
+      stopped?: true;
+    }
+  | { kind: 'people'; room: string };
 
 export type BusEventHandler = (event: BusEvent) => void;
 
@@ -49,13 +57,14 @@ export interface Bus {
 /** The bus checks an event's shape before the hub trusts it: the channel may carry anything. */
 export function isBusEvent(value: unknown): value is BusEvent {
   const event = value as BusEvent;
+  if (typeof event !== 'object' || event === null) return false;
+  if (event.kind === 'people') return typeof event.room === 'string';
   return (
-    typeof event === 'object' &&
-    event !== null &&
     event.kind === 'typing' &&
     typeof event.room === 'string' &&
     typeof event.client === 'string' &&
-    typeof event.nickname === 'string'
+    typeof event.nickname === 'string' &&
+    (event.stopped === undefined || event.stopped === true)
   );
 }
 

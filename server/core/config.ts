@@ -156,6 +156,8 @@ export interface Config {
   sqliteWaitMs: number;
   /** `error`, `warn`, `info` or `debug`. @default info */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** `json` or `pretty` (log-format.ts); undefined: pretty on a terminal, json otherwise. @default undefined */
+  logFormat: 'json' | 'pretty' | undefined;
   /** Serve Prometheus metrics (`GET /metrics`). @default true */
   metrics: boolean;
   /** Serve the metrics on this port instead of the chat's (the cluster primary listens on it). @default the chat's port */
@@ -228,6 +230,7 @@ export const defaults: Config = Object.freeze({
   sendKbPerHour: 1024,
   sqliteWaitMs: 1,
   logLevel: 'info',
+  logFormat: undefined,
   metrics: true,
   metricsPort: undefined,
   metricsHost: undefined,
@@ -347,6 +350,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     sendKbPerHour: int('SEND_KB_PER_HOUR', defaults.sendKbPerHour, 0, 1_000_000_000),
     sqliteWaitMs: int('SQLITE_WAIT_MS', defaults.sqliteWaitMs, 0, 50),
     logLevel: parseLogLevel(read('LOG_LEVEL'), problems),
+    logFormat: parseLogFormat(read('LOG_FORMAT'), problems),
     metrics: bool('METRICS', defaults.metrics),
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 1, 65_535),
     metricsHost: read('METRICS_HOST'),
@@ -435,6 +439,13 @@ function parseLogLevel(raw: string | undefined, problems: string[]): Config['log
   if (raw === 'error' || raw === 'warn' || raw === 'info' || raw === 'debug') return raw;
   problems.push(`LOG_LEVEL must be error, warn, info or debug, got "${raw}"`);
   return defaults.logLevel;
+}
+
+function parseLogFormat(raw: string | undefined, problems: string[]): Config['logFormat'] {
+  if (raw === undefined) return defaults.logFormat;
+  if (raw === 'json' || raw === 'pretty') return raw;
+  problems.push(`LOG_FORMAT must be json or pretty, got "${raw}"`);
+  return defaults.logFormat;
 }
 
 /**

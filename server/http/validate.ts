@@ -144,7 +144,12 @@ function checkFieldCount(fields: Record<string, unknown>): void {
 }
 
 /** The fields of `POST /typing`, from a JSON object or a parsed form. */
-export function parseTyping(body: unknown): { room: string; client: string; nickname: string } {
+export function parseTyping(body: unknown): {
+  room: string;
+  client: string;
+  nickname: string;
+  stopped: boolean;
+} {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw httpError('invalid_body');
   }
@@ -155,7 +160,14 @@ export function parseTyping(body: unknown): { room: string; client: string; nick
   }
   const client = parseClient(fields.client);
   if (client === undefined) throw httpError('client_required');
-  return { room: parseRoom(fields.room), client, nickname: parseNickname(fields.nickname) };
+  // Anything but true (JSON) or "true" (a form) is someone still typing: the hint errs towards showing.
+  const stopped = fields.stopped === true || fields.stopped === 'true';
+  return {
+    room: parseRoom(fields.room),
+    client,
+    nickname: parseNickname(fields.nickname),
+    stopped,
+  };
 }
 
 /** The fields of `POST /send`, from a JSON object or a parsed form. */

@@ -8,7 +8,8 @@
  *   store has after the cursor, or holds the poll until something comes.
  * - `wake(room)`: answers the room's waiting polls that were shown another
  *   online count or list; where answers without a message start.
- * - `typed(room, client, nickname)`: someone types (`POST /typing`). Never
+ * - `typed(room, client, nickname, stopped)`: someone types, or emptied their
+ *   draft (`POST /typing`). Never
  *   stored: the room's polls here are woken for it at most every
  *   `typingWakeMs` (`typing.ts`, through `wake`), and the bus carries it to
  *   the other processes as an event, dropped if it cannot now.
@@ -106,6 +107,10 @@ export class Hub<R extends Reply> {
   readonly #options: HubOptions<R>;
   readonly #clock: Clock;
   readonly #typing: Typing;
+  /** Rooms whose rename is on its way to the polls: one wake carries every rename meanwhile. */
+  readonly #renaming = new Set<string>();
+  /** The poll's own touch was a rename (set by `#renamed`, read right after the touch). */
+  #touchRenamed = false;
   #deferred: Deferred<R>[] = [];
 
   constructor(options: HubOptions<R>) {
@@ -159,6 +164,13 @@ export class Hub<R extends Reply> {
       wake: (room, typists) => this.wake(room, typists),
     });
     bus.onEvent((event) => this.#onEvent(event));
+    presence.onRename?.((room) => {
+      this.#touchRenamed = true;
+      this.#renamed(room, true);
+    });
+    // Every message this process delivers ends its author's typing here,
+    // whichever way it came (a send, the bus, the store).
+    this.messages.onAdvance((room, ring, from) => this.#typing.arrived(room, ring, from));
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,
@@ -219,8 +231,12 @@ export class Hub<R extends Reply> {
     // are answered at once.
     const early = this.#waiters.refusal();
     if (early !== undefined) return early;
+    this.#touchRenamed = false;
+    // A poll that renames its client is answered at once too, with the new
+    // list: it may come in before the room's wake and would wait on with the old one.
     const fresh =
-      client !== undefined && this.#options.presence.touch(room, client, extras.nickname);
+      client !== undefined &&
+      (this.#options.presence.touch(room, client, extras.nickname) || this.#touchRenamed);
     if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {
@@ -240,13 +256,44 @@ export class Hub<R extends Reply> {
   }
 
   /** Someone types in `room`: this process's polls and, on the bus, the others'. */
-  typed(room: string, client: string, nickname: string): void {
+  typed(room: string, client: string, nickname: string, stopped = false): void {
+    if (stopped) {
+      this.#typing.stopped(room, client);
+      this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname, stopped: true });
+      return;
+    }
     this.#typing.typed(room, client, nickname);
     this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname });
   }
 
+  /**
+   * Someone in `room` renamed (here, `publish`, or in another process): the
+   * room's polls are woken as by the presence notice, only sooner, so the
+   * same caps hold (the list changes as often as the room's bucket lets it:
+   * steady-count.ts). With a shared view, the rename is sent to it first and
+   * a fresh copy read back; then the other processes are told to do the same.
+   */
+  #renamed(room: string, publish: boolean): void {
+    if (this.#renaming.has(room)) return;
+    this.#renaming.add(room);
+    const { presence, bus } = this.#options;
+    const tell = () => {
+      this.#renaming.delete(room);
+      if (this.closed) return;
+      this.wake(room);
+      if (publish && presence.refresh) bus.publishEvent({ kind: 'people', room });
+    };
+    if (presence.refresh) void presence.refresh([room], true).then(tell);
+    else this.#clock.setImmediate(tell);
+  }
+
   #onEvent(event: BusEvent): void {
-    if (event.kind === 'typing') this.#typing.typed(event.room, event.client, event.nickname);
+    if (event.kind === 'people') {
+      this.#renamed(event.room, false);
+      return;
+    }
+    if (event.stopped) this.#typing.stopped(event.room, event.client);
+    else this.#typing.typed(event.room, event.client, event.nickname);
   }
 
   /** Answers every waiting poll, empty, and takes no more (graceful shutdown). */

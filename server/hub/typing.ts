@@ -11,6 +11,15 @@
  *   wake. A typist who stops is told too, by the wake after they expire, so
  *   the pages drop them at once (an answer woken for typing alone names
  *   everyone still typing).
+ * - `stopped(room, client)`: the person emptied their draft by hand. They
+ *   are dropped, and the room told with the next wake.
+ * - `arrived(room, messages)`: messages reached this process's log (its own
+ *   sends, the bus, the store). Whoever wrote them under that nickname stops
+ *   typing here at once, without a wake: the message itself tells the pages
+ *   (client/typing.ts drops its author), and every later wake leaves them
+ *   out. The message ends it, not a separate event, so nothing can be lost
+ *   between them on the way to another process. Two browsers under one
+ *   nickname both stop: the other one's next `POST /typing` brings it back.
  * - A room is forgotten once nobody types and its last wake is `wakeMs`
  *   old: what is held is bounded by who typed within the last few seconds.
  */
@@ -70,6 +79,30 @@ export class Typing {
     // typist for a while after the last answer that named them, no longer.
     room.owed = true;
     this.#run(name, room);
+  }
+
+  /** The person emptied their draft: they type no more, and the room is told. */
+  stopped(name: string, client: string): void {
+    const room = this.#rooms.get(name);
+    if (!room?.typists.delete(client)) return;
+    room.owed = true;
+    this.#run(name, room);
+  }
+
+  /**
+   * Messages reached the room here: their authors stop typing, with no wake
+   * of their own (the message tells the pages). A room where nobody types
+   * costs one lookup: the send path stays as it was.
+   */
+  arrived(name: string, ring: readonly { nickname: string }[], from = 0): void {
+    const room = this.#rooms.get(name);
+    if (!room) return;
+    for (let index = from; index < ring.length; index += 1) {
+      const { nickname } = ring[index]!;
+      for (const [client, typist] of room.typists) {
+        if (typist.nickname === nickname) room.typists.delete(client);
+      }
+    }
   }
 
   /** Who types in `room` now. */

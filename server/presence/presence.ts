@@ -30,9 +30,17 @@ export interface Presence {
    * Only a view shared by several processes has it: asks the shared view
    * for these rooms' counts now, if its copy is older than its cache period,
    * and resolves once that answer is in (or failed), so the `count` and
-   * `people` read next are that fresh. Never rejects.
+   * `people` read next are that fresh. Never rejects. `fresh`: ask
+   * whatever the copy's age, once this process's own changes are sent (a
+   * rename, to be shown everywhere at once).
    */
-  refresh?(rooms: readonly string[]): Promise<void>;
+  refresh?(rooms: readonly string[], fresh?: boolean): Promise<void>;
+  /**
+   * Called with the room whenever a client it already counted polls under
+   * another nickname (a rename): the hub then wakes the room's polls at once
+   * rather than at the next presence notice.
+   */
+  onRename?(listener: (room: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +62,7 @@ export class LocalPresence implements Presence {
   readonly #names = new Map<string, Map<string, string>>();
   /** Each room's list, built when asked after a change: a quiet room builds it once. */
   readonly #lists = new Map<string, People>();
+  #onRename: (room: string) => void = () => {};
 
   /**
    * @param windowMs poll timeout plus grace.
@@ -85,6 +94,10 @@ export class LocalPresence implements Presence {
     this.#name(room, client, nickname, seen === undefined);
     this.#dropStale(now);
     return seen === undefined || seen < now - this.windowMs;
+  }
+
+  onRename(listener: (room: string) => void): void {
+    this.#onRename = listener;
   }
 
   leave(room: string, client: string): void {
@@ -146,6 +159,7 @@ export class LocalPresence implements Presence {
       names.set(client, nickname);
     }
     this.#lists.delete(room);
+    if (!arrived) this.#onRename(room);
   }
 
   #unname(room: string, client: string): void {

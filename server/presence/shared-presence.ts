@@ -147,13 +147,17 @@ export class SharedPresence implements Presence {
     return people;
   }
 
-  refresh(rooms: readonly string[]): Promise<void> {
+  onRename(listener: (room: string) => void): void {
+    this.#local.onRename(listener);
+  }
+
+  refresh(rooms: readonly string[], fresh = false): Promise<void> {
     if (this.#closed) return Promise.resolve();
     const now = Date.now();
     let stale = false;
     for (const room of rooms) {
       const cached = this.#counts.get(room);
-      if (cached && now - cached.at < this.#cacheMs) continue;
+      if (!fresh && cached && now - cached.at < this.#cacheMs) continue;
       this.#wanted.add(room);
       stale = true;
     }

@@ -69,7 +69,11 @@ export class SteadyCount implements Presence {
   }
 
   /** Present when the inner presence has it (a shared view). */
-  readonly refresh?: (rooms: readonly string[]) => Promise<void>;
+  readonly refresh?: (rooms: readonly string[], fresh?: boolean) => Promise<void>;
+
+  onRename(listener: (room: string) => void): void {
+    this.#inner.onRename?.(listener);
+  }
 
   count(room: string): number {
     const value = this.#inner.count(room);

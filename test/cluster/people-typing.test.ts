@@ -13,6 +13,7 @@ import {
   startServerProcess,
   stopAllServerProcesses,
 } from '../helpers/processes.ts';
+import { until } from '../helpers/wait.ts';
 import { type ChatClient, chatClient, untilWaiting } from './http-client.ts';
 import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
 
@@ -165,6 +166,87 @@ describeWith(
       const answer = await typingReaches(clientB, clientA, clientB, 'typing');
       expect(answer.typingOnly).toBe(true);
       expect(answer.typing).toEqual([{ nickname: 'Ann', client: 'client-ann-typing' }]);
+    });
+  },
+);
+
+describeWith(
+  needs.service('REDIS_URL'),
+  'two processes on Redis: a message ends its typing, a rename shows at once',
+  () => {
+    let database: SharedDatabase;
+    let clientA: ChatClient;
+    let clientB: ChatClient;
+
+    beforeAll(async () => {
+      database = await createSharedDatabase();
+      const shared = {
+        ...env,
+        // Nothing here may wait for the notice: what is checked comes sooner.
+        PRESENCE_NOTIFY_MS: '60000',
+        DATABASE_URL: database.url,
+        REDIS_URL: redisUrl!,
+        REDIS_PREFIX: uniquePrefix(),
+      };
+      const [a, b] = await Promise.all([
+        startServerProcess({ env: shared }),
+        startServerProcess({ env: shared }),
+      ]);
+      clientA = chatClient(a.url);
+      clientB = chatClient(b.url);
+      // Both buses live (subscribed, Redis answering): an event published before is dropped.
+      for (const client of [clientA, clientB]) {
+        await until(
+          async () => (await client.get('/health')).text.includes('"ok"'),
+          'the bus to be live',
+          20_000,
+          50,
+        );
+      }
+    }, 60_000);
+
+    afterAll(async () => {
+      clientA?.close();
+      clientB?.close();
+      await stopAllServerProcesses();
+      await database?.drop();
+    });
+
+    it("a message sent on A ends its author's typing on B", async () => {
+      const room = 'ends';
+      const woken = await typingReaches(clientB, clientA, clientB, room);
+      expect(woken.typing?.map((typist) => typist.nickname)).toEqual(['Ann']);
+      const zed = `room=${room}&client=client-zed-${room}&nickname=Zed`;
+      const delivering = clientB.recv(`${zed}&since=0`);
+      await until(async () => (await waitingNow(clientB)) === 1, 'Zed to wait');
+      const sent = await clientA.post('/send', { room, nickname: 'Ann', text: 'done typing' });
+      expect(sent.status).toBe(200);
+      const delivered = await delivering;
+      expect(delivered.messages.map((message) => message.text)).toEqual(['done typing']);
+      // Cy types next: the wake that names him leaves Ann out.
+      const told = clientB.recv(`${zed}&since=${delivered.cursor}`);
+      await until(async () => (await waitingNow(clientB)) === 1, 'Zed to wait again');
+      await clientA.post('/typing', { room, client: `client-cy-${room}`, nickname: 'Cy' });
+      const answer = await told;
+      expect(answer.typing?.map((typist) => typist.nickname)).toEqual(['Cy']);
+    });
+
+    it('a rename on B reaches a poll waiting on A within a second', async () => {
+      const room = 'rename';
+      await clientB.recv(`room=${room}&since=0&client=client-bob-${room}&nickname=Bob`);
+      const first = await clientA.recv(
+        `room=${room}&since=0&client=client-ann-${room}&nickname=Ann`,
+      );
+      const before = await waitingNow(clientA);
+      const poll = clientA.recv(
+        `room=${room}&since=0&client=client-ann-${room}&nickname=Ann&people=${first.people?.version}`,
+      );
+      await untilWaiting(clientA, before + 1);
+      const renamedAt = Date.now();
+      await clientB.recv(`room=${room}&since=0&client=client-bob-${room}&nickname=Robert`);
+      const answer = await poll;
+      expect(Date.now() - renamedAt).toBeLessThan(1_000);
+      expect(answer.people?.names).toEqual(['Ann', 'Robert']);
     });
   },
 );

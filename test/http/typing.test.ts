@@ -100,6 +100,31 @@ describe('POST /typing', () => {
     });
   });
 
+  describe('stopped', () => {
+    it('drops the typist, as JSON or a form, told with the next wake', async () => {
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 60_000, typingWakeMs: 2_500 }, { clock });
+      const first = await waitingPoll('client-zed');
+      await chat.post('/typing', ANN);
+      await chat.post('/typing', { ...ANN, client: 'client-bob', nickname: 'Bob' });
+      expect((await first.answer).typing?.map((t) => t.nickname)).toEqual(['Ann']);
+      const again = async () => {
+        const waiters = chat.hub.waiting;
+        const answer = chat.recv('since=0&client=client-zed&nickname=Zed');
+        await until(() => chat.hub.waiting === waiters + 1, 'the poll to wait');
+        return { answer };
+      };
+      let poll = await again();
+      expect((await chat.post('/typing', { ...ANN, stopped: true })).status).toBe(200);
+      clock.advance(2_500);
+      expect((await poll.answer).typing?.map((t) => t.nickname)).toEqual(['Bob']);
+      poll = await again();
+      expect((await form({ client: 'client-bob', stopped: 'true' })).status).toBe(200);
+      clock.advance(2_500);
+      expect((await poll.answer).typing).toEqual([]);
+    });
+  });
+
   describe('a flood from one address', () => {
     it('gets 429 typing_rate_limited past its own budget, and sends are still taken', async () => {
       chat = await startTestChat({ typingRatePerSec: 1, typingBurst: 5, sendRatePerSec: 5 });

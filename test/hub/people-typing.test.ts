@@ -4,7 +4,8 @@
  * room's polls are woken for typing at most every `typingWakeMs`.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
+import { DEFAULT_NICKNAME, type Message } from '../../protocol/protocol.ts';
+import type { Bus, BusEvent, BusEventHandler, BusHandler } from '../../server/bus/bus.ts';
 import { peopleOf } from '../../server/presence/people.ts';
 import { createTestHub, nextTurn, stopTestHubs, TestReply, useFakeClock } from './fixture.ts';
 
@@ -29,6 +30,34 @@ async function join(
   const waiting = new TestReply();
   await hub.poll('main', cursor, client, waiting, { nickname, people: version });
   return { first, waiting };
+}
+
+/** A bus whose other processes are the test: it hands on what the test says they published. */
+class FakeBus implements Bus {
+  readonly kind = 'redis';
+  readonly live = true;
+  readonly events: BusEvent[] = [];
+  #onMessage: BusHandler = () => {};
+  #onEvent: BusEventHandler = () => {};
+  publish(_message: Message): void {}
+  onMessage(handler: BusHandler): void {
+    this.#onMessage = handler;
+  }
+  publishEvent(event: BusEvent): void {
+    this.events.push(event);
+  }
+  onEvent(handler: BusEventHandler): void {
+    this.#onEvent = handler;
+  }
+  async close(): Promise<void> {}
+  /** Another process published this message. */
+  message(message: Message): void {
+    this.#onMessage(message);
+  }
+  /** Another process published this event. */
+  event(event: BusEvent): void {
+    this.#onEvent(event);
+  }
 }
 
 describe('who is here', () => {
@@ -77,6 +106,23 @@ describe('who is here', () => {
     await hub.poll('main', 0, 'client-bob', new TestReply(), { nickname: 'Robert' });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(bob.waiting.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
+  });
+
+  it('wakes the room at once when someone renames, not at the next presence notice', async () => {
+    const { hub } = createTestHub({ presenceNotifyMs: 3_000 });
+    const ann = await join(hub, 'client-ann', 'Ann');
+    const bob = await join(hub, 'client-bob', 'Bob');
+    await vi.advanceTimersByTimeAsync(3_000); // Ann hears of Bob
+    const annWaits = new TestReply();
+    await hub.poll('main', 0, 'client-ann', annWaits, {
+      nickname: 'Ann',
+      people: ann.waiting.answer.people?.version,
+    });
+    expect(bob.waiting.answered).toBe(false);
+    // Bob's page sends its poll again under his new name.
+    await hub.poll('main', 0, 'client-bob', new TestReply(), { nickname: 'Robert' });
+    await nextTurn();
+    expect(annWaits.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
   });
 
   it('caps the list at maxPeopleListed and counts the rest', async () => {
@@ -141,7 +187,7 @@ describe('who is typing', () => {
     await join(hub, 'client-zed', 'Zed');
     const poll = async () => {
       const reply = new TestReply();
-      await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+      await hub.poll('main', 0, 'client-zed', reply, { nickname: 'Zed', people: 0 });
       return reply;
     };
     let reply = await poll();
@@ -161,13 +207,80 @@ describe('who is typing', () => {
     const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 4_000 });
     await join(hub, 'client-zed', 'Zed');
     const reply = new TestReply();
-    await hub.poll('main', 0, 'client-zed', reply, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', reply, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann');
     const next = new TestReply();
-    await hub.poll('main', 0, 'client-zed', next, { people: 0 });
+    await hub.poll('main', 0, 'client-zed', next, { nickname: 'Zed', people: 0 });
     await vi.advanceTimersByTimeAsync(3_999);
     expect(next.answered).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
+    expect(next.answer.typing).toEqual([]);
+    expect(next.answer.typingOnly).toBe(true);
+  });
+
+  it("ends the typing of a message's author when the message arrives, with no wake of its own", async () => {
+    const { hub, store } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
+    await join(hub, 'client-zed', 'Zed');
+    const first = new TestReply();
+    await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
+    hub.typed('main', 'client-ann', 'Ann');
+    hub.typed('main', 'client-bob', 'Bob');
+    expect(first.answer.typing?.map((t) => t.nickname)).toEqual(['Ann']);
+    const { message } = await store.append({ room: 'main', nickname: 'Ann', text: 'hi' });
+    hub.post(message);
+    await nextTurn();
+    // The message answers the waiting poll; the owed wake later names Bob alone.
+    const next = new TestReply();
+    await hub.poll('main', message.id, 'client-zed', next, { nickname: 'Zed', people: 0 });
+    await vi.advanceTimersByTimeAsync(2_500);
+    expect(next.answer.typing).toEqual([{ nickname: 'Bob', client: 'client-bob' }]);
+  });
+
+  it('ends the typing of an author whose message came from another process', async () => {
+    const bus = new FakeBus();
+    const { hub } = createTestHub({ typingWakeMs: 0, typingTtlMs: 5_000 }, { bus });
+    await join(hub, 'client-zed', 'Zed');
+    const poll = async (cursor: number) => {
+      const reply = new TestReply();
+      await hub.poll('main', cursor, 'client-zed', reply, { nickname: 'Zed', people: 0 });
+      return reply;
+    };
+    let reply = await poll(0);
+    bus.event({ kind: 'typing', room: 'main', client: 'client-ann', nickname: 'Ann' });
+    expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Ann']);
+    reply = await poll(0);
+    bus.message({
+      id: 1,
+      room: 'main',
+      nickname: 'Ann',
+      text: 'hi',
+      time: new Date().toISOString(),
+    });
+    await nextTurn();
+    expect(reply.answer.messages.map((m) => m.text)).toEqual(['hi']);
+    reply = await poll(1);
+    bus.event({ kind: 'typing', room: 'main', client: 'client-bob', nickname: 'Bob' });
+    expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Bob']);
+  });
+
+  it('drops a typist who emptied their draft, told with the next wake, here and on the bus', async () => {
+    const bus = new FakeBus();
+    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 }, { bus });
+    await join(hub, 'client-zed', 'Zed');
+    const first = new TestReply();
+    await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
+    hub.typed('main', 'client-ann', 'Ann');
+    const next = new TestReply();
+    await hub.poll('main', 0, 'client-zed', next, { nickname: 'Zed', people: 0 });
+    hub.typed('main', 'client-ann', 'Ann', true);
+    expect(bus.events.at(-1)).toEqual({
+      kind: 'typing',
+      room: 'main',
+      client: 'client-ann',
+      nickname: 'Ann',
+      stopped: true,
+    });
+    await vi.advanceTimersByTimeAsync(2_500);
     expect(next.answer.typing).toEqual([]);
     expect(next.answer.typingOnly).toBe(true);
   });

@@ -107,6 +107,24 @@ describe('SharedPresence', () => {
     expect(view.syncs()).toBe(syncs);
   });
 
+  it('refresh(rooms, true) carries a rename to the shared view and reads it back, however fresh the copy', async () => {
+    const view = sharedView(60_000);
+    const a = view.worker(60_000);
+    const b = view.worker(60_000);
+    const renamed: string[] = [];
+    b.onRename((room) => renamed.push(room));
+    a.touch('main', 'tab-on-a', 'Ann');
+    b.touch('main', 'tab-on-b', 'Bob');
+    await b.refresh(['main'], true);
+    await a.refresh(['main'], true);
+    expect(a.people('main').names).toEqual(['Ann', 'Bob']);
+    b.touch('main', 'tab-on-b', 'Robert');
+    expect(renamed).toEqual(['main']);
+    await b.refresh(['main'], true);
+    await a.refresh(['main'], true);
+    expect(a.people('main').names).toEqual(['Ann', 'Robert']);
+  });
+
   it('refresh() resolves when the shared view cannot be reached, and at close', async () => {
     const view = sharedView(60_000);
     const a = view.worker();

@@ -51,8 +51,8 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     await limit?.check(req, res);
     await parse(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
-    const { room, client, nickname } = parseTyping(req.body);
-    chat.hub.typed(room, client, nickname);
+    const { room, client, nickname, stopped } = parseTyping(req.body);
+    chat.hub.typed(room, client, nickname, stopped);
     res.set('Cache-Control', 'no-store').json({ status: 'ok' });
   };
 }
