@@ -11,7 +11,7 @@
  * typing never uses up a person's sends.
  */
 import express, { type Request, type Response } from 'express';
-import typeis from 'type-is';
+import { TypeIs } from 'type-is';
 import { limits } from '../../../protocol/protocol.ts';
 import { clientHost } from '../../core/client-address.ts';
 import { httpError } from '../../core/errors.ts';
@@ -29,6 +29,7 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
+  const bodyTypes = new TypeIs(['application/json', 'application/x-www-form-urlencoded']);
   const json = express.json({ limit: BODY_LIMIT, verify: verifyUtf8 });
   const form = express.urlencoded({
     limit: BODY_LIMIT,
@@ -44,7 +45,7 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
 
   return async function typing(req: Request, res: Response): Promise<void> {
     checkSameSite(req);
-    const type = typeis(req, ['application/json', 'application/x-www-form-urlencoded']);
+    const type = bodyTypes.request(req);
     if (!type) throw httpError('unsupported_media_type');
     // As for a send (body-checks.ts): a length over the limit, or a charset other than UTF-8, at once.
     checkBodyHeaders(req, res, BODY_LIMIT);
