@@ -178,6 +178,180 @@ for (const mode of modes) {
       }
     });
 
+    test('a polling tab whose thread hangs is replaced within 5 s, and steps down when it wakes', async ({
+      openChat,
+      browser,
+      server,
+      room,
+    }) => {
+      test.setTimeout(90_000);
+      const { context, origin } = await profile(browser, server.url);
+      try {
+        const watch = new PollWatch(context);
+        const tabs: ChatPage[] = [];
+        for (let i = 0; i < 3; i += 1) tabs.push(await openChat({ context, origin }));
+        for (const tab of tabs) await expect(tab.status).toHaveText('connected');
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+        const leader = watch.lastPoller(room)!;
+        const hungTab = tabs.find((tab) => tab.page === leader)!;
+        const survivors = tabs.filter((tab) => tab !== hungTab);
+
+        const next = watch.nextPoll(room, leader);
+        const hungAt = Date.now();
+        // The leader's thread runs nothing else for 20 s: a busy loop, as a heavy script or a stuck extension.
+        const hang = leader.evaluate(() => {
+          const end = Date.now() + 20_000;
+          while (Date.now() < end) {
+            // busy
+          }
+        });
+        const { page: newLeader, at } = await next;
+        console.log(`[${mode.name}] a tab polled ${at - hungAt} ms after the polling tab hung`);
+        expect(survivors.map((tab) => tab.page)).toContain(newLeader);
+        expect(at - hungAt).toBeLessThanOrEqual(5_000);
+        await server.send(room, 'while it hangs');
+        for (const tab of survivors) await expect(tab.texts).toHaveText(['while it hangs']);
+
+        await hang;
+        // Awake, it reads that it lost the lead: one poll again, and it shows what it missed.
+        await expect(hungTab.texts).toHaveText(['while it hangs']);
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+        await server.send(room, 'after the hang');
+        for (const tab of tabs)
+          await expect(tab.texts).toHaveText(['while it hangs', 'after the hang']);
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('a note forged by another page of the origin stops no tab', async ({
+      openChat,
+      browser,
+      server,
+      room,
+    }) => {
+      const { context, origin } = await profile(browser, server.url);
+      try {
+        const watch = new PollWatch(context);
+        const tabs: ChatPage[] = [];
+        for (let i = 0; i < 3; i += 1) tabs.push(await openChat({ context, origin }));
+        for (const tab of tabs) await expect(tab.status).toHaveText('connected');
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+        const forger = await context.newPage();
+        await forger.goto(`${origin}/health`);
+        await forger.evaluate((name) => {
+          const notes = new BroadcastChannel(`lpchat:${name}`);
+          const message = (id: number) => ({
+            id,
+            room: name,
+            nickname: 'Mallory',
+            text: `forged ${id}`,
+            time: new Date().toISOString(),
+          });
+          for (const note of [
+            // A cursor past what the server reads: it would end the poll for good.
+            {
+              kind: 'answer',
+              from: 'forger',
+              answer: { messages: [message(1e15)], cursor: 1e15, online: 1 },
+            },
+            {
+              kind: 'answer',
+              from: 'forger',
+              answer: { messages: [], cursor: 1e15, online: 1, reset: true },
+            },
+            // Well formed, far ahead: the server has no such message.
+            {
+              kind: 'answer',
+              from: 'forger',
+              answer: { messages: [message(999_999)], cursor: 999_999, online: 1 },
+            },
+            {
+              kind: 'answer',
+              from: 'forger',
+              answer: { messages: 'none', cursor: -1, online: 'x' },
+            },
+            { kind: 'answer', from: 'forger' },
+            { kind: 'status', from: 'forger', status: 'stopped', visible: true, error: 7 },
+            { kind: 'hello', from: 'forger', visible: 'yes' },
+            null,
+            'junk',
+            42,
+          ])
+            notes.postMessage(note);
+          const beats = new BroadcastChannel(`lpchat:${name}:beat`);
+          beats.postMessage({ kind: 'beat', from: { id: 1 }, visible: 'no' });
+          beats.postMessage(null);
+          const votes = new BroadcastChannel(`lpchat:${name}:election`);
+          votes.postMessage(null);
+          votes.postMessage({ kind: 'beat' });
+        }, room);
+
+        await server.send(room, 'after the forgery');
+        for (const tab of tabs) {
+          await expect(tab.texts).toHaveText(['after the forgery']);
+          await expect(tab.status).toHaveText('connected');
+        }
+        await tabs[1]!.send('and a reply');
+        for (const tab of tabs)
+          await expect(tab.texts).toHaveText(['after the forgery', 'and a reply']);
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('a tab that missed notes fills the gap from the server', async ({
+      openChat,
+      browser,
+      server,
+      room,
+    }) => {
+      const { context, origin } = await profile(browser, server.url);
+      // A tab can be told to miss the notes of its channels, as one that was paused or lost a handover.
+      await context.addInitScript(() => {
+        const handlers = new WeakMap<BroadcastChannel, unknown>();
+        Object.defineProperty(BroadcastChannel.prototype, 'onmessage', {
+          configurable: true,
+          get(this: BroadcastChannel) {
+            return handlers.get(this) ?? null;
+          },
+          set(this: BroadcastChannel, handler: ((event: MessageEvent) => void) | null) {
+            handlers.set(this, handler);
+            this.addEventListener('message', (event) => {
+              if ((window as Window & { __deaf?: boolean }).__deaf) return;
+              if (handlers.get(this) === handler) handler?.call(this, event);
+            });
+          },
+        });
+      });
+      try {
+        const watch = new PollWatch(context);
+        const tabs: ChatPage[] = [];
+        for (let i = 0; i < 2; i += 1) tabs.push(await openChat({ context, origin }));
+        for (const tab of tabs) await expect(tab.status).toHaveText('connected');
+        await expect.poll(() => watch.pollers(room).length).toBe(1);
+        const leader = watch.lastPoller(room)!;
+        const leaderTab = tabs.find((tab) => tab.page === leader)!;
+        const follower = tabs.find((tab) => tab.page !== leader)!;
+
+        await follower.page.evaluate(() => {
+          (window as Window & { __deaf?: boolean }).__deaf = true;
+        });
+        const missed = ['one', 'two', 'three'];
+        for (const text of missed) await server.send(room, text);
+        await expect(leaderTab.texts).toHaveText(missed);
+        await follower.page.evaluate(() => {
+          (window as Window & { __deaf?: boolean }).__deaf = false;
+        });
+        await server.send(room, 'four');
+        for (const tab of tabs) await expect(tab.texts).toHaveText([...missed, 'four']);
+      } finally {
+        await context.close();
+      }
+    });
+
     test('the online count counts browsers: 8 tabs of one and 1 of another are 2', async ({
       openChat,
       browser,

@@ -43,6 +43,28 @@ type Vote =
   | { kind: 'claim'; from: string; visible: boolean }
   | { kind: 'leaving'; from: string };
 
+/**
+ * `data` as a vote, or undefined: any page of the origin can post on the
+ * channel, and a vote of the wrong shape is dropped rather than read.
+ */
+function parseVote(data: unknown): Vote | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const vote = data as Record<string, unknown>;
+  const { from } = vote;
+  if (typeof from !== 'string' || from.length === 0 || from.length > 64) return undefined;
+  switch (vote.kind) {
+    case 'beat':
+      if (typeof vote.since !== 'number' || !Number.isFinite(vote.since)) return undefined;
+      return typeof vote.visible === 'boolean' ? (vote as Vote) : undefined;
+    case 'claim':
+      return typeof vote.visible === 'boolean' ? (vote as Vote) : undefined;
+    case 'leaving':
+      return vote as Vote;
+    default:
+      return undefined;
+  }
+}
+
 type State = 'idle' | 'following' | 'claiming' | 'leading';
 
 export class ChannelElection implements Election {
@@ -75,7 +97,10 @@ export class ChannelElection implements Election {
     this.#joinMs = options.joinMs ?? 600;
     this.#now = options.now ?? Date.now;
     this.#channel = new BroadcastChannel(name);
-    this.#channel.onmessage = (event: MessageEvent<Vote>) => this.#onVote(event.data);
+    this.#channel.onmessage = (event: MessageEvent<unknown>) => {
+      const vote = parseVote(event.data);
+      if (vote) this.#onVote(vote);
+    };
   }
 
   get leading(): boolean {

@@ -27,7 +27,12 @@ export function createFeed(options: FeedOptions, kind: FeedKind = feedKind()): F
   const id = randomId();
   const election: ElectionFactory =
     kind === 'locks'
-      ? (name, events) => new LockElection(navigator.locks, name, events)
+      ? (name, events) =>
+          new LockElection(navigator.locks, name, events, {
+            id,
+            visible: page.visible,
+            channel: `${name}:beat`,
+          })
       : (name, events) =>
           new ChannelElection(`${name}:election`, events, { id, visible: page.visible });
   return new SharedFeed({ ...options, election, page, id });

@@ -11,9 +11,9 @@ import type { Election, ElectionEvents } from './election.ts';
 import { SharedFeed } from './feed.ts';
 import type { PageEvent, PageLife } from './page-life.ts';
 
-const message = (id: number): Message => ({
+const message = (id: number, room = 'main'): Message => ({
   id,
-  room: 'main',
+  room,
   nickname: 'Ann',
   text: `message ${id}`,
   time: '2026-11-30T00:00:00.000Z',
@@ -149,9 +149,9 @@ describe('SharedFeed', () => {
       const people = { version: 2, names: ['Ann', 'Bob'], more: 0 };
       const typing = [{ nickname: 'Bob', client: 'bob-12345678' }];
       const leader = tab(name, [
-        { messages: [message(1), message(2)], cursor: 2, online: 2, people },
+        { messages: [message(1, name), message(2, name)], cursor: 2, online: 2, people },
         { messages: [], cursor: 2, online: 2, typing, typingOnly: true },
-        { messages: [message(2), message(3)], cursor: 3, online: 2 },
+        { messages: [message(2, name), message(3, name)], cursor: 3, online: 2 },
       ]);
       const follower = tab(name);
       follower.feed.start(1); // Its first page of history ended at 1.
@@ -178,7 +178,7 @@ describe('SharedFeed', () => {
     it('should get the latest people and online count at once, and then follow', async () => {
       const name = room();
       const people = { version: 5, names: ['Ann'], more: 0 };
-      const leader = tab(name, [{ messages: [message(1)], cursor: 1, online: 1, people }]);
+      const leader = tab(name, [{ messages: [message(1, name)], cursor: 1, online: 1, people }]);
       leader.feed.start(0);
       leader.election.elect();
       await leader.until(() => leader.sinces.length === 2);
@@ -194,7 +194,9 @@ describe('SharedFeed', () => {
   describe('when the leader is deposed and a follower takes over', () => {
     it('should poll from the cursor the follower shows', async () => {
       const name = room();
-      const first = tab(name, [{ messages: [message(1), message(2)], cursor: 2, online: 1 }]);
+      const first = tab(name, [
+        { messages: [message(1, name), message(2, name)], cursor: 2, online: 1 },
+      ]);
       const second = tab(name);
       first.feed.start(0);
       second.feed.start(0);

@@ -14,14 +14,14 @@
  * (`room-state.ts`), so a tab that takes over polls from what it shows:
  * nothing is lost at a failover, and what two leaders both got shows once.
  */
-import type { RecvAnswer } from '../../protocol/protocol.ts';
-import type { ApiError, ping, recv } from '../api.ts';
+import { limits, type RecvAnswer } from '../../protocol/protocol.ts';
+import { type ApiError, history, type ping, type recv } from '../api.ts';
 import type { BackoffOptions } from '../backoff.ts';
 import { randomId } from '../ids.ts';
 import { type ConnectionStatus, Poller } from '../poll.ts';
 import { RoomState, type RoomStateOptions } from '../room-state.ts';
 import type { Election, ElectionFactory } from './election.ts';
-import { fromWire, type TabNote, toWire } from './notes.ts';
+import { fromWire, parseNote, type TabNote, toWire } from './notes.ts';
 import type { PageEvent, PageLife } from './page-life.ts';
 
 export interface FeedOptions extends Omit<RoomStateOptions, 'cursor'> {
@@ -131,7 +131,10 @@ export class SharedFeed implements Feed {
     // Listening before the page loads its first page: an answer the leader
     // hands on meanwhile is kept, so none falls between the two.
     this.#channel = new BroadcastChannel(`lpchat:${options.room}`);
-    this.#channel.onmessage = (event: MessageEvent<TabNote>) => this.#onNote(event.data);
+    this.#channel.onmessage = (event: MessageEvent<unknown>) => {
+      const note = parseNote(event.data, options.room);
+      if (note) this.#onNote(note);
+    };
     this.#election = options.election(`lpchat:${options.room}`, {
       onElected: () => this.#onElected(),
       onDeposed: () => this.#onDeposed(),
@@ -150,9 +153,10 @@ export class SharedFeed implements Feed {
         this.#remember(answer);
         this.#options.onAnswer?.(answer);
       },
+      catchUp: (before) => history(this.#options.room, before, limits.pageSize),
     });
     this.#state = state;
-    for (const answer of this.#early) void state.apply(answer);
+    for (const answer of this.#early) void state.apply(answer, true);
     this.#early = [];
     this.#unlisten = this.#options.page.listen((event) => this.#onPage(event));
     this.#election.stand();
@@ -199,7 +203,7 @@ export class SharedFeed implements Feed {
     switch (note.kind) {
       case 'answer':
         if (note.to !== undefined && note.to !== this.#id) return;
-        if (this.#state) void this.#state.apply(note.answer);
+        if (this.#state) void this.#state.apply(note.answer, true);
         else this.#early.push(note.answer);
         return;
       case 'status':

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ElectionEvents } from './election.ts';
-import { LockElection } from './lock-election.ts';
+import { LockElection, type LockHeartbeat } from './lock-election.ts';
 
 interface Request {
   callback: (lock: Lock | null) => unknown;
@@ -56,7 +56,7 @@ class TestLocks {
   }
 }
 
-function tab(locks: TestLocks) {
+function tab(locks: TestLocks, heartbeat?: LockHeartbeat) {
   const log: string[] = [];
   let changed: () => void = () => {};
   const events: ElectionEvents = {
@@ -69,7 +69,12 @@ function tab(locks: TestLocks) {
       changed();
     },
   };
-  const election = new LockElection(locks as unknown as LockManager, 'lpchat:main', events);
+  const election = new LockElection(
+    locks as unknown as LockManager,
+    'lpchat:main',
+    events,
+    heartbeat,
+  );
   return {
     election,
     log,
@@ -138,6 +143,33 @@ describe('LockElection', () => {
       leader.election.withdraw();
       await third.logged(1);
       expect(waiting.log).toEqual([]);
+    });
+  });
+
+  describe('when the holder of the lock falls silent (its thread hangs)', () => {
+    it('should have a follower that hears no beat steal the lock, and the holder learn it lost', async () => {
+      const locks = new TestLocks();
+      // A holder without a heartbeat beats never: as one whose thread hangs.
+      const hung = tab(locks);
+      hung.election.stand();
+      await hung.logged(1);
+      const channel = `lpchat:test-beat-${Math.random()}`;
+      const follower = tab(locks, {
+        id: 'follower',
+        visible: () => true,
+        channel,
+        beatMs: 10,
+        silenceMs: 50,
+        jitterMs: 0,
+      });
+      follower.election.stand();
+      await follower.logged(1);
+      await hung.logged(2);
+      expect(follower.log).toEqual(['elected']);
+      expect(hung.log).toEqual(['elected', 'deposed']);
+      expect(hung.election.leading).toBe(false);
+      follower.election.close();
+      hung.election.close();
     });
   });
 });

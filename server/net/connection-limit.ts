@@ -8,7 +8,12 @@
  * `maxPerAddress` open connections, and at most `maxIdlePerAddress` idle
  * ones (kept alive after an answer, no request in flight); past that its
  * oldest idle connection is closed, which loses nothing (no request is on
- * it). A connection that never sends a request is cut by
+ * it). At `maxPerAddress`, a new connection takes the place of the
+ * address's oldest one that carries no request (idle, or silent since it
+ * connected), which is closed: many people behind one address (a school, a
+ * carrier's NAT) are not locked out by one of them holding sockets open.
+ * Only when each of the address's connections carries a request is the new
+ * one refused. A connection that never sends a request is cut by
  * `HEADERS_TIMEOUT_MS`.
  * The process holds at most `maxTotal` connections: by default the
  * descriptor limit (`ulimit -n`) less a reserve for the store, Redis and
@@ -67,6 +72,8 @@ interface Peer {
   open: number;
   /** Its idle sockets, oldest first. */
   idle: Set<Socket>;
+  /** Its sockets that carry no request (idle, or silent since they opened), oldest first. */
+  quiet: Set<Socket>;
 }
 
 /** `MAX_CONNECTIONS` when set, else the soft descriptor limit less the reserve. */
@@ -152,14 +159,15 @@ export function limitConnections(
     let peer: Peer | undefined;
     if (!exempt) {
       peer = peers.get(address);
-      if (peer && maxPerAddress > 0 && peer.open >= maxPerAddress) {
+      if (peer && maxPerAddress > 0 && peer.open >= maxPerAddress && !reclaimOf(peer)) {
         return refuse(socket, 'address', address);
       }
       if (!peer) {
-        peer = { address, open: 0, idle: new Set() };
+        peer = { address, open: 0, idle: new Set(), quiet: new Set() };
         peers.set(address, peer);
       }
       peer.open += 1;
+      peer.quiet.add(socket);
       socketPeer.set(socket, peer);
     }
     open += 1;
@@ -178,8 +186,32 @@ export function limitConnections(
     for (const oldest of reusable) {
       reusable.delete(oldest);
       if (oldest.destroyed) continue;
-      socketPeer.get(oldest)?.idle.delete(oldest);
+      const peer = socketPeer.get(oldest);
+      peer?.idle.delete(oldest);
+      peer?.quiet.delete(oldest);
       metrics?.closedIdle.inc({ reason: 'total' });
+      oldest.destroy();
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * At an address's cap: closes its oldest connection that carries no
+   * request, and counts it gone at once (its close event comes later), so
+   * the newcomer takes its place. False when every one carries a request.
+   */
+  function reclaimOf(peer: Peer): boolean {
+    for (const oldest of peer.quiet) {
+      peer.quiet.delete(oldest);
+      peer.idle.delete(oldest);
+      reusable.delete(oldest);
+      if (oldest.destroyed) continue;
+      socketPeer.delete(oldest);
+      peer.open -= 1;
+      open -= 1;
+      metrics?.closedIdle.inc({ reason: 'address' });
+      oldest.off('close', onSocketClose);
       oldest.destroy();
       return true;
     }
@@ -194,6 +226,7 @@ export function limitConnections(
     if (!peer) return;
     peer.open -= 1;
     peer.idle.delete(this);
+    peer.quiet.delete(this);
     if (peer.open === 0) peers.delete(peer.address);
   }
 
@@ -204,11 +237,15 @@ export function limitConnections(
     reusable.delete(socket);
     reusable.add(socket);
     const peer = socketPeer.get(socket);
-    if (!peer || maxIdlePerAddress === 0) return;
+    if (!peer) return;
+    peer.quiet.delete(socket);
+    peer.quiet.add(socket);
+    if (maxIdlePerAddress === 0) return;
     peer.idle.add(socket);
     if (peer.idle.size <= maxIdlePerAddress) return;
     const oldest = peer.idle.values().next().value as Socket;
     peer.idle.delete(oldest);
+    peer.quiet.delete(oldest);
     reusable.delete(oldest);
     metrics?.closedIdle.inc({ reason: 'address' });
     oldest.destroy();
@@ -217,7 +254,9 @@ export function limitConnections(
   return {
     busy(socket) {
       reusable.delete(socket);
-      socketPeer.get(socket)?.idle.delete(socket);
+      const peer = socketPeer.get(socket);
+      peer?.idle.delete(socket);
+      peer?.quiet.delete(socket);
     },
     idle,
     refused: (socket) => refusedSockets.has(socket),

@@ -29,7 +29,7 @@ function refusalOn(socket: Socket): Promise<string> {
 const time = 'GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
 
 describe('connections', () => {
-  describe('when one address floods the server with idle connections', () => {
+  describe('when one address holds its cap of connections, each carrying a request', () => {
     it('refuses those past its cap with a JSON 429, logs and counts it, and serves others', async () => {
       const logs = captureLog('info');
       chat = await startTestChat(
@@ -37,7 +37,13 @@ describe('connections', () => {
         { log: logs.log },
       );
       const port = portOf(chat.url);
-      for (let i = 0; i < 40; i += 1) sockets.push(await openSocket(port));
+      for (let i = 0; i < 40; i += 1) {
+        const socket = await openSocket(port);
+        sockets.push(socket);
+        socket.on('error', () => {});
+        socket.write(`GET /recv?room=capped&since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      }
+      await until(() => chat!.hub.waiting === 40, 'the 40 polls to wait');
       const refused = await Promise.all(
         Array.from({ length: 60 }, async () => {
           const socket = await openSocket(port);
@@ -65,13 +71,55 @@ describe('connections', () => {
       expect(metrics?.body).toMatch(/chat_connections_refused_total\{reason="address"\} 60/);
       expect(metrics?.body).toMatch(/chat_connections_open 4[01]/);
 
-      // The address's own open connections still work.
-      const first = sockets[0]!;
-      const answered = new Promise<string>((resolve) =>
-        first.once('data', (chunk) => resolve(chunk.toString())),
-      );
-      first.write(time);
-      expect(await answered).toMatch(/^HTTP\/1.1 200/);
+      // The address's own polls are still waiting, none closed to make room.
+      expect(chat.hub.waiting).toBe(40);
+    });
+  });
+
+  describe('when one address holds its cap of connections, most of them silent', () => {
+    // A school or a carrier's NAT: one person's silent sockets must not lock the others out.
+    it('closes its oldest silent one to let a newcomer in, never a waiting poll, and refuses none', async () => {
+      chat = await startTestChat({
+        maxConnectionsPerAddress: 40,
+        maxIdlePerAddress: 0,
+        maxConnections: 1_000,
+      });
+      const port = portOf(chat.url);
+      const polls: Socket[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const socket = await openSocket(port);
+        polls.push(socket);
+        socket.on('error', () => {});
+        socket.write(`GET /recv?room=nat&since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      }
+      await until(() => chat!.hub.waiting === 5, 'the 5 polls to wait');
+      const silent: Socket[] = [];
+      for (let i = 0; i < 35; i += 1) {
+        const socket = await openSocket(port);
+        socket.on('error', () => {});
+        silent.push(socket);
+      }
+      sockets.push(...polls, ...silent);
+      const answers = [];
+      for (let i = 0; i < 20; i += 1) {
+        const answer = await exchange(port, time, {
+          until: (text) => text.includes('"time"') || text.includes('"error"'),
+          timeoutMs: 5_000,
+        });
+        answers.push(parseAnswers(answer.text)[0]?.status);
+      }
+      expect(answers).toEqual(Array.from({ length: 20 }, () => 200));
+      // Each answered newcomer closes in turn: the oldest silent one made room for them.
+      await until(() => silent[0]!.destroyed, 'the oldest silent one to close');
+      // At most one silent one per newcomer, oldest first.
+      const closed = silent.filter((socket) => socket.destroyed).length;
+      expect(closed).toBeLessThanOrEqual(20);
+      expect(silent.slice(0, closed).every((socket) => socket.destroyed)).toBe(true);
+      expect(polls.every((socket) => !socket.destroyed)).toBe(true);
+      expect(chat.hub.waiting).toBe(5);
+      const text = await (await chat.get('/metrics')).text();
+      expect(text).toMatch(/chat_connections_idle_closed_total\{reason="address"\} [1-9]/);
+      expect(text).not.toMatch(/chat_connections_refused_total\{reason="address"\}/);
     });
   });
 
