@@ -48,9 +48,13 @@ export interface RecvAnswer {
   /**
    * Who is typing in the room now (never stored; expires by itself
    * `limits.typingTtlMs` after the typist's last `POST /typing`). Present
-   * when anyone is typing; the page leaves out its own `client`.
+   * when anyone is typing; the page leaves out its own `client`. At most
+   * `limits.maxTypistsNamed`, the first to start first; the rest are
+   * counted in `typingMore`.
    */
   typing?: Typist[];
+  /** Present (above 0) when more type than `typing` names: how many more. */
+  typingMore?: number;
   /**
    * Present (true) when the answer was woken only for typing: no messages,
    * the cursor unchanged. The client polls again at once with the same cursor.
@@ -140,6 +144,11 @@ export const limits = Object.freeze({
   maxFields: 100,
   /** Nicknames listed in `people.names`; the rest are counted in `people.more`. */
   maxPeopleListed: 50,
+  /**
+   * Typists named in one answer's `typing`; the rest are counted in
+   * `typingMore`, so the typing part of an answer stays small however many type.
+   */
+  maxTypistsNamed: 5,
   /** A page sends `POST /typing` at most this often while its person types (ms). */
   typingIntervalMs: 2_500,
   /** A typist is shown for this long after their last `POST /typing` (ms). */

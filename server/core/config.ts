@@ -100,6 +100,13 @@ export interface Config {
   typingWakeMs: number;
   /** Someone counts as typing this long after their last `POST /typing` (ms). @default 5000 */
   typingTtlMs: number;
+  /**
+   * Typists one client address may have in one room at once: a new `client`
+   * id from an address already at it types unseen until one of its typists
+   * stops or expires, so one address cannot fill a room's typing line. 0: no cap.
+   * @default 2
+   */
+  typistsPerAddress: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
   /**
@@ -215,6 +222,7 @@ export const defaults: Config = Object.freeze({
   historyBurst: 50,
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
+  typistsPerAddress: 2,
   trustProxy: false,
   forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
@@ -322,6 +330,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     historyBurst: int('HISTORY_BURST', defaults.historyBurst, 1, 1_000_000),
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
+    typistsPerAddress: int('TYPISTS_PER_ADDRESS', defaults.typistsPerAddress, 0, 1_000_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')

@@ -4,9 +4,10 @@
  * is checked, so no test waits out the 2–3 s between two wakes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_NICKNAME, type RecvAnswer } from '../../protocol/protocol.ts';
+import { DEFAULT_NICKNAME, limits, type RecvAnswer } from '../../protocol/protocol.ts';
 import { peopleOf } from '../../server/presence/people.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { fromAddress } from '../helpers/from-address.ts';
 import { ManualClock } from '../helpers/manual-clock.ts';
 
 let chat: TestChat;
@@ -142,7 +143,7 @@ describe('POST /typing', () => {
     it('wakes the room at most once per typingWakeMs', async () => {
       const clock = new ManualClock();
       chat = await startTestChat(
-        { pollTimeoutMs: 60_000, typingWakeMs: 2_500, typingBurst: 100 },
+        { pollTimeoutMs: 60_000, typingWakeMs: 2_500, typingBurst: 100, typistsPerAddress: 0 },
         { clock },
       );
       const first = await waitingPoll('client-zed');
@@ -159,7 +160,96 @@ describe('POST /typing', () => {
       clock.advance(1);
       const woken = await poll;
       expect(woken.typingOnly).toBe(true);
-      expect(woken.typing).toHaveLength(21);
+      expect(woken.typing).toHaveLength(limits.maxTypistsNamed);
+      expect(woken.typingMore).toBe(21 - limits.maxTypistsNamed);
+    });
+  });
+
+  describe('bounded', () => {
+    const typingPart = (raw: string) => {
+      const answer = JSON.parse(raw) as RecvAnswer;
+      return JSON.stringify({ typing: answer.typing, typingMore: answer.typingMore });
+    };
+
+    it('names at most a few of 50 typists from 50 addresses, counts the rest, in under 1 KB', async () => {
+      const clock = new ManualClock();
+      chat = await startTestChat({ pollTimeoutMs: 60_000, typingWakeMs: 2_500 }, { clock });
+      const first = await waitingPoll('client-zed');
+      await chat.post('/typing', ANN);
+      expect((await first.answer).typing).toHaveLength(1);
+      const zed = fromAddress(chat.url, '127.0.0.1');
+      const waiters = chat.hub.waiting;
+      const poll = zed('GET', '/recv?since=0&client=client-zed&nickname=Zed');
+      await until(() => chat.hub.waiting === waiters + 1, 'the poll to wait');
+      const senders = Array.from({ length: 49 }, (_, i) =>
+        fromAddress(chat.url, `127.0.1.${i + 1}`),
+      );
+      try {
+        for (const [i, send] of senders.entries()) {
+          const answer = await send('POST', '/typing', {
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              client: `client-${i}-${'x'.repeat(50)}`,
+              nickname: `${'N'.repeat(29)}${i}`,
+            }),
+          });
+          expect(answer.status).toBe(200);
+        }
+        clock.advance(2_500);
+        const raw = (await poll).body;
+        const answer = JSON.parse(raw) as RecvAnswer;
+        expect(answer.typingOnly).toBe(true);
+        expect(answer.typing).toHaveLength(5);
+        expect(answer.typingMore).toBe(45);
+        expect(Buffer.byteLength(typingPart(raw))).toBeLessThan(1_024);
+      } finally {
+        for (const send of senders) send.close();
+        zed.close();
+      }
+    });
+
+    it('takes at most typistsPerAddress typists from one address in a room, until one stops', async () => {
+      const clock = new ManualClock();
+      chat = await startTestChat(
+        { pollTimeoutMs: 60_000, typingWakeMs: 2_500, typingTtlMs: 60_000 },
+        { clock },
+      );
+      const first = await waitingPoll('client-zed');
+      for (let i = 0; i < 10; i += 1) {
+        expect(
+          (await chat.post('/typing', { client: `client-fake-${i}`, nickname: `Fake ${i}` }))
+            .status,
+        ).toBe(200);
+      }
+      expect((await first.answer).typing?.map((t) => t.nickname)).toEqual(['Fake 0']);
+      const again = async () => {
+        const waiters = chat.hub.waiting;
+        const answer = chat.recv('since=0&client=client-zed&nickname=Zed');
+        await until(() => chat.hub.waiting === waiters + 1, 'the poll to wait');
+        return { answer };
+      };
+      let poll = await again();
+      clock.advance(2_500);
+      let answer = await poll.answer;
+      expect(answer.typing?.map((t) => t.nickname)).toEqual(['Fake 0', 'Fake 1']);
+      expect(answer).not.toHaveProperty('typingMore');
+      // Another address is not held by that one's cap.
+      const other = fromAddress(chat.url, '127.0.0.2');
+      try {
+        await other('POST', '/typing', {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client: 'client-ann', nickname: 'Ann' }),
+        });
+      } finally {
+        other.close();
+      }
+      // One stops: a new one from that address takes its place.
+      await chat.post('/typing', { client: 'client-fake-0', stopped: true });
+      await chat.post('/typing', { client: 'client-fake-7', nickname: 'Fake 7' });
+      poll = await again();
+      clock.advance(2_500);
+      answer = await poll.answer;
+      expect(answer.typing?.map((t) => t.nickname)).toEqual(['Fake 1', 'Ann', 'Fake 7']);
     });
   });
 
