@@ -9,7 +9,9 @@
  *   until an answer woken for typing alone (`typingOnly`, which carries
  *   every typist of the room) leaves them out, or until a message of theirs
  *   arrives: they have stopped typing it.
- * - This browser's own entry (its `client` id) is never shown.
+ * - This browser's own typing is never shown: the server leaves it out of
+ *   the answers to its polls (entries carry an opaque tag, not client ids).
+ *   A server from before that sent client ids: the own one is left out here.
  * - The page tells the server at most every `limits.typingIntervalMs`, and
  *   only once the server has shown it knows of typing or people: a server
  *   without `POST /typing` is never asked (its 404 would be noise in the

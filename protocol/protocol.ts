@@ -48,7 +48,8 @@ export interface RecvAnswer {
   /**
    * Who is typing in the room now (never stored; expires by itself
    * `limits.typingTtlMs` after the typist's last `POST /typing`). Present
-   * when anyone is typing; the page leaves out its own `client`. At most
+   * when anyone is typing but the poll's own browser (left out by the
+   * server: the page has nothing to hide). At most
    * `limits.maxTypistsNamed`, the first to start first; the rest are
    * counted in `typingMore`.
    */
@@ -72,9 +73,18 @@ export interface People {
   more: number;
 }
 
-/** One person typing: their nickname and the `client` id of their browser. */
+/** One person typing: their nickname, and their browser's tag in the room. */
 export interface Typist {
   nickname: string;
+  /**
+   * The browser's tag in the room: an opaque string the server derives from
+   * the room and the browser's `client` id (server/presence/tag.ts), never
+   * the id itself, so no answer carries another browser's id. The same
+   * browser has the same tag in a room on every process. The field keeps
+   * its old name so pages loaded before the change still tell typists
+   * apart by it; a poll is never told its own typing, so they have
+   * nothing to hide either.
+   */
   client: string;
 }
 

@@ -107,6 +107,14 @@ export interface Config {
    * @default 2
    */
   typistsPerAddress: number;
+  /**
+   * The key of the tags the answers name typists by (server/presence/tag.ts)
+   * in place of their client ids. Processes that serve the same rooms must
+   * share it: the cluster primary sets one for its workers when it is
+   * unset; servers on several machines (Redis) need it set alike.
+   * @default undefined: a random key per process (per primary with WORKERS)
+   */
+  presenceTagSecret: string | undefined;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
   /**
@@ -223,6 +231,7 @@ export const defaults: Config = Object.freeze({
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
   typistsPerAddress: 2,
+  presenceTagSecret: undefined,
   trustProxy: false,
   forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
@@ -331,6 +340,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     typistsPerAddress: int('TYPISTS_PER_ADDRESS', defaults.typistsPerAddress, 0, 1_000_000),
+    presenceTagSecret: read('PRESENCE_TAG_SECRET') || undefined,
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')

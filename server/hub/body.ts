@@ -16,6 +16,14 @@ export interface TypingNow {
   more: number;
 }
 
+/** A typing wake: who types, and who types as seen by a poll whose own browser is one of them. */
+export interface TypingWake extends TypingNow {
+  /** Whether `client` is one of the room's typists. */
+  has(client: string): boolean;
+  /** Who types but `client`. */
+  without(client: string): TypingNow;
+}
+
 /** A serialised answer: its JSON text and its headers, built once per group of polls. */
 export interface Body {
   readonly json: string;

@@ -34,9 +34,10 @@ import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import type { Presence } from '../presence/presence.ts';
+import { tagger } from '../presence/tag.ts';
 import type { MessageStore } from '../store/store.ts';
 import { Answers, listFor, NO_LIST } from './answers.ts';
-import type { TypingNow } from './body.ts';
+import type { TypingWake } from './body.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
 import { type Reply, writeBody } from './reply.ts';
@@ -61,6 +62,7 @@ export type HubConfig = Pick<
   | 'typingWakeMs'
   | 'typingTtlMs'
   | 'typistsPerAddress'
+  | 'presenceTagSecret'
 >;
 
 /** What a poll may say besides its room, cursor and client (`/recv?nickname=&people=`). */
@@ -164,6 +166,7 @@ export class Hub<R extends Reply> {
       wakeMs: config.typingWakeMs,
       ttlMs: config.typingTtlMs,
       perAddress: config.typistsPerAddress,
+      tagOf: tagger(config.presenceTagSecret),
       wake: (room, typists) => this.wake(room, typists),
     });
     bus.onEvent((event) => this.#onEvent(event));
@@ -254,7 +257,7 @@ export class Hub<R extends Reply> {
    * Answers the room's waiting polls that were shown another online count or
    * list, or, given `typing`, every waiting poll with a cursor (`Waiters.wake`).
    */
-  wake(room: string, typing?: TypingNow): void {
+  wake(room: string, typing?: TypingWake): void {
     this.#waiters.wake(room, typing);
   }
 

@@ -31,7 +31,8 @@
  *   old: what is held is bounded by who typed within the last few seconds.
  */
 import { limits, type Typist } from '../../protocol/protocol.ts';
-import type { TypingNow } from './body.ts';
+import type { TagOf } from '../presence/tag.ts';
+import type { TypingNow, TypingWake } from './body.ts';
 import type { Clock, Timer } from './clock.ts';
 
 export interface TypingOptions {
@@ -44,14 +45,18 @@ export interface TypingOptions {
   perAddress?: number;
   /** Typists named in a wake; the rest are counted. @default limits.maxTypistsNamed */
   maxNamed?: number;
+  /** The tag answers name a typist by (server/presence/tag.ts). */
+  tagOf: TagOf;
   /** Wakes the room's waiting polls with its typists (`Waiters.wake`). */
-  wake(room: string, typing: TypingNow): void;
+  wake(room: string, typing: TypingWake): void;
 }
 
 interface Typist1 {
   nickname: string;
   until: number;
   address: string | undefined;
+  /** Made once, when they start: a room where nobody types makes none. */
+  tag: string;
 }
 
 interface TypingRoom {
@@ -83,11 +88,22 @@ export class Typing {
     const { clock, ttlMs } = this.#options;
     const perAddress = this.#options.perAddress ?? 0;
     let room = this.#rooms.get(name);
+    const known = room?.typists.get(client);
+    // The first holder of a client id keeps it while it types: another
+    // address naming the same id cannot rename it.
+    if (
+      known &&
+      address !== undefined &&
+      known.address !== undefined &&
+      known.address !== address
+    ) {
+      return false;
+    }
     if (
       room &&
+      !known &&
       perAddress > 0 &&
       address !== undefined &&
-      !room.typists.has(client) &&
       (room.byAddress.get(address) ?? 0) >= perAddress
     ) {
       return false;
@@ -107,7 +123,8 @@ export class Typing {
       typist.nickname = nickname;
       typist.until = clock.now() + ttlMs;
     } else {
-      room.typists.set(client, { nickname, until: clock.now() + ttlMs, address });
+      const tag = this.#options.tagOf(name, client);
+      room.typists.set(client, { nickname, until: clock.now() + ttlMs, address, tag });
       if (address !== undefined) {
         room.byAddress.set(address, (room.byAddress.get(address) ?? 0) + 1);
       }
@@ -144,16 +161,24 @@ export class Typing {
   }
 
   /** Who types in `room` now: the first `maxNamed`, and how many more. */
-  typists(name: string): TypingNow {
+  typists(name: string): TypingWake {
     const room = this.#rooms.get(name);
-    if (!room) return { typists: [], more: 0 };
+    const all = room?.typists ?? new Map<string, Typist1>();
     const maxNamed = this.#options.maxNamed ?? limits.maxTypistsNamed;
-    const typists: Typist[] = [];
-    for (const [client, { nickname }] of room.typists) {
-      if (typists.length >= maxNamed) break;
-      typists.push({ nickname, client });
-    }
-    return { typists, more: room.typists.size - typists.length };
+    const named = (but: string | undefined): TypingNow => {
+      const typists: Typist[] = [];
+      for (const [client, { nickname, tag }] of all) {
+        if (typists.length >= maxNamed) break;
+        if (client !== but) typists.push({ nickname, client: tag });
+      }
+      const total = all.size - (but !== undefined && all.has(but) ? 1 : 0);
+      return { typists, more: total - typists.length };
+    };
+    return {
+      ...named(undefined),
+      has: (client) => all.has(client),
+      without: (client) => named(client),
+    };
   }
 
   close(): void {

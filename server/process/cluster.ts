@@ -29,6 +29,7 @@ import type { Log } from '../core/log.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
 import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
+import { newTagSecret } from '../presence/tag.ts';
 import { closeHandoffsOnDeath } from './handoffs.ts';
 
 /** When and how often a dead worker is forked again. */
@@ -93,7 +94,7 @@ export interface PrimaryOutcome {
  */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
-    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost'>>,
+    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'presenceTagSecret'>>,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -114,9 +115,15 @@ export function runPrimary(
   let stopping = false;
   let stopAt = 0;
 
+  // The workers name typists by the same tags (server/presence/tag.ts), so a
+  // page that polls any of them sees the same ones: with no secret set, the
+  // primary makes one for all of them, for its own life.
+  const tagEnv =
+    config.presenceTagSecret === undefined ? { PRESENCE_TAG_SECRET: newTagSecret() } : {};
+
   function fork(slot: Slot): void {
     slot.restartTimer = undefined;
-    const worker = cluster.fork();
+    const worker = cluster.fork(tagEnv);
     closeHandoffsOnDeath(worker);
     slot.worker = worker;
     slot.startedAt = Date.now();

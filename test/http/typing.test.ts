@@ -56,7 +56,7 @@ describe('POST /typing', () => {
       expect(answer).toMatchObject({
         messages: [],
         cursor: hello.id,
-        typing: [{ nickname: 'Ann', client: 'client-ann' }],
+        typing: [{ nickname: 'Ann', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) }],
         typingOnly: true,
       });
     });
@@ -66,7 +66,7 @@ describe('POST /typing', () => {
       const poll = await waitingPoll('client-zed');
       expect((await form({ client: 'client-ann' })).status).toBe(200);
       expect((await poll.answer).typing).toEqual([
-        { nickname: DEFAULT_NICKNAME, client: 'client-ann' },
+        { nickname: DEFAULT_NICKNAME, client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) },
       ]);
     });
   });
@@ -253,6 +253,85 @@ describe('POST /typing', () => {
     });
   });
 
+  describe('client ids stay secret', () => {
+    const ANN_ID = 'ann-secret-client-id-0123456789';
+    const ZED_ID = 'zed-secret-client-id-9876543210';
+
+    it('no answer carries another browser’s client id; a poll is not told its own typing', async () => {
+      chat = await startTestChat({ pollTimeoutMs: 60_000 });
+      const ann = fromAddress(chat.url, '127.0.0.1');
+      const zed = fromAddress(chat.url, '127.0.0.2');
+      try {
+        const raws: string[] = [];
+        /** Polls until the poll waits (an answer with news is taken, and its list's version sent back). */
+        const poll = async (from: typeof ann, client: string, nickname: string) => {
+          let version = (JSON.parse(raws.at(-1) ?? '{}') as RecvAnswer).people?.version ?? 0;
+          for (;;) {
+            const waiters = chat.hub.waiting;
+            let answered = false;
+            const answer = from(
+              'GET',
+              `/recv?since=0&client=${client}&nickname=${nickname}&people=${version}`,
+            ).then((got) => {
+              answered = true;
+              return got;
+            });
+            await until(() => answered || chat.hub.waiting === waiters + 1, 'the poll to wait');
+            if (!answered) return { answer };
+            const got = await answer;
+            raws.push(got.body);
+            version = (JSON.parse(got.body) as RecvAnswer).people?.version ?? version;
+          }
+        };
+        // Both are in the room before either waits: a join wakes nobody in between.
+        raws.push((await ann('GET', `/recv?since=0&client=${ANN_ID}&nickname=Ann`)).body);
+        raws.push((await zed('GET', `/recv?since=0&client=${ZED_ID}&nickname=Zed`)).body);
+        const annPoll = await poll(ann, ANN_ID, 'Ann');
+        const zedPoll = await poll(zed, ZED_ID, 'Zed');
+        const typed = await ann('POST', '/typing', {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client: ANN_ID, nickname: 'Ann' }),
+        });
+        raws.push(typed.body);
+        const [toAnn, toZed] = [(await annPoll.answer).body, (await zedPoll.answer).body];
+        raws.push(toAnn, toZed);
+        const zedSees = JSON.parse(toZed) as RecvAnswer;
+        expect(zedSees.typing).toHaveLength(1);
+        expect(zedSees.typing?.[0]?.nickname).toBe('Ann');
+        expect(zedSees.typing?.[0]?.client).toMatch(/^[A-Za-z0-9_-]{22}$/);
+        // Ann's own page is told nobody else types.
+        expect(JSON.parse(toAnn) as RecvAnswer).toMatchObject({ typing: [], typingOnly: true });
+        for (const raw of raws) expect(raw).not.toContain(ANN_ID);
+        for (const raw of raws) expect(raw).not.toContain(ZED_ID);
+      } finally {
+        ann.close();
+        zed.close();
+      }
+    });
+
+    it('tags a browser alike on processes sharing PRESENCE_TAG_SECRET, and apart per room', async () => {
+      const tagFrom = async (target: TestChat, room: string) => {
+        const query = `since=0&room=${room}&client=${ZED_ID}&nickname=Zed`;
+        const first = await target.recv(query);
+        const waiters = target.hub.waiting;
+        const poll = target.recv(`${query}&people=${first.people?.version}`);
+        await until(() => target.hub.waiting === waiters + 1, 'the poll to wait');
+        await target.post('/typing', { client: ANN_ID, nickname: 'Ann', room });
+        return (await poll).typing?.[0]?.client;
+      };
+      chat = await startTestChat({ presenceTagSecret: 'shared-secret' });
+      const other = await startTestChat({ presenceTagSecret: 'shared-secret' });
+      try {
+        const here = await tagFrom(chat, 'main');
+        expect(here).toMatch(/^[A-Za-z0-9_-]{22}$/);
+        expect(await tagFrom(other, 'main')).toBe(here);
+        expect(await tagFrom(other, 'dev')).not.toBe(here);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   describe('is refused', () => {
     it('from another site, like a send', async () => {
       chat = await startTestChat();
@@ -321,5 +400,33 @@ describe('GET /recv, who is here', () => {
     expect(again).not.toHaveProperty('people');
     const stale = await chat.recv('since=0&client=client-ann&nickname=Ann&people=12345');
     expect(stale.people).toEqual(first.people);
+  });
+});
+
+describe('GET /recv, a client id held by another address', () => {
+  it('does not rename the browser that holds it while that one polls', async () => {
+    chat = await startTestChat();
+    const alice = fromAddress(chat.url, '127.0.0.1');
+    const stranger = fromAddress(chat.url, '127.0.0.2');
+    const id = 'alice-client-id-0123456789abcdef';
+    try {
+      const first = await alice('GET', `/recv?since=0&client=${id}&nickname=Alice`);
+      const version = (JSON.parse(first.body) as RecvAnswer).people?.version;
+      const waiters = chat.hub.waiting;
+      const waiting = alice('GET', `/recv?since=0&client=${id}&nickname=Alice&people=${version}`);
+      await until(() => chat.hub.waiting === waiters + 1, 'the poll to wait');
+      const spoof = await stranger(
+        'GET',
+        `/recv?since=0&client=${id}&nickname=${encodeURIComponent('Alice (scammer)')}`,
+      );
+      expect(spoof.status).toBe(200);
+      const bob = await chat.recv('since=0&client=client-bob&nickname=Bob');
+      expect(bob.people?.names).toEqual(['Alice', 'Bob']);
+      await chat.send({ text: 'end the wait' });
+      await waiting;
+    } finally {
+      alice.close();
+      stranger.close();
+    }
   });
 });

@@ -94,6 +94,7 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   typingWakeMs: defaults.typingWakeMs,
   typingTtlMs: defaults.typingTtlMs,
   typistsPerAddress: defaults.typistsPerAddress,
+  presenceTagSecret: undefined,
   ...overrides,
 });
 

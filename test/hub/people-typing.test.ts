@@ -162,7 +162,7 @@ describe('who is typing', () => {
       messages: [],
       cursor: hello.id,
       online: 1,
-      typing: [{ nickname: 'Ann', client: 'client-ann' }],
+      typing: [{ nickname: 'Ann', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) }],
       typingOnly: true,
     });
     expect(ended.at(-1)?.outcome).toBe('typing');
@@ -233,7 +233,9 @@ describe('who is typing', () => {
     const next = new TestReply();
     await hub.poll('main', message.id, 'client-zed', next, { nickname: 'Zed', people: 0 });
     await vi.advanceTimersByTimeAsync(2_500);
-    expect(next.answer.typing).toEqual([{ nickname: 'Bob', client: 'client-bob' }]);
+    expect(next.answer.typing).toEqual([
+      { nickname: 'Bob', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) },
+    ]);
   });
 
   it('ends the typing of an author whose message came from another process', async () => {
