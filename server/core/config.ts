@@ -115,6 +115,12 @@ export interface Config {
    * @default undefined: a random key per process (per primary with WORKERS)
    */
   presenceTagSecret: string | undefined;
+  /**
+   * Names from one client address a room's list shows at most; the rest
+   * are counted in `more`, so many client ids from one address cannot push
+   * everyone else out of the list. 0: no cap. @default 3
+   */
+  peopleListedPerAddress: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
   /**
@@ -232,6 +238,7 @@ export const defaults: Config = Object.freeze({
   typingTtlMs: 5_000,
   typistsPerAddress: 2,
   presenceTagSecret: undefined,
+  peopleListedPerAddress: 3,
   trustProxy: false,
   forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
@@ -341,6 +348,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
     typistsPerAddress: int('TYPISTS_PER_ADDRESS', defaults.typistsPerAddress, 0, 1_000_000),
     presenceTagSecret: read('PRESENCE_TAG_SECRET') || undefined,
+    peopleListedPerAddress: int(
+      'PEOPLE_LISTED_PER_ADDRESS',
+      defaults.peopleListedPerAddress,
+      0,
+      50,
+    ),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')

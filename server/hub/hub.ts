@@ -242,7 +242,10 @@ export class Hub<R extends Reply> {
     // list: it may come in before the room's wake and would wait on with the old one.
     const fresh =
       client !== undefined &&
-      (this.#options.presence.touch(room, client, extras.nickname) || this.#touchRenamed);
+      (this.#options.presence.touch(room, client, extras.nickname, () =>
+        this.#options.addressOf(reply),
+      ) ||
+        this.#touchRenamed);
     if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {

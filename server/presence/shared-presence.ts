@@ -102,8 +102,8 @@ export class SharedPresence implements Presence {
     this.#release = options.release ?? (() => {});
   }
 
-  touch(room: string, client: string, nickname?: string): boolean {
-    const fresh = this.#local.touch(room, client, nickname);
+  touch(room: string, client: string, nickname?: string, addressOf?: () => string): boolean {
+    const fresh = this.#local.touch(room, client, nickname, addressOf);
     const key = `${room}\0${client}`;
     this.#leaves.delete(key);
     this.#touches.set(key, nickname === undefined ? [room, client] : [room, client, nickname]);

@@ -278,7 +278,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
   }
   return {
     bus: new LocalBus(),
-    presence: new LocalPresence(windowMs, Date.now, config.maxRooms),
+    presence: new LocalPresence(windowMs, Date.now, config.maxRooms, config.peopleListedPerAddress),
     close: async () => {},
   };
 }

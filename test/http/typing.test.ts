@@ -430,3 +430,46 @@ describe('GET /recv, a client id held by another address', () => {
     }
   });
 });
+
+describe('GET /recv, a fair list', () => {
+  it('shows at most a few names from one address, so 100 of them leave 3 real people listed', async () => {
+    // Every change shows at once: the count's pace is steady-count's suite.
+    chat = await startTestChat({ presenceChangeMs: 0 });
+    const flood = fromAddress(chat.url, '127.0.0.5');
+    const real = ['Ann', 'Bob', 'Cy'].map((name, i) => ({
+      name,
+      from: fromAddress(chat.url, `127.0.0.${i + 2}`),
+    }));
+    try {
+      for (const { name, from } of real) {
+        expect(
+          (await from('GET', `/recv?since=0&client=client-${name}-real&nickname=${name}`)).status,
+        ).toBe(200);
+      }
+      for (let i = 0; i < 100; i += 1) {
+        const nickname = encodeURIComponent(`!${String(i).padStart(5, '0')} Alice`);
+        expect(
+          (await flood('GET', `/recv?since=0&client=client-flood-${i}&nickname=${nickname}`))
+            .status,
+        ).toBe(200);
+      }
+      // A newcomer's first poll is answered at once, with the list.
+      const seen = await chat.recv('since=0&client=client-zed-real&nickname=Zed');
+      expect(seen.online).toBe(104);
+      expect(seen.people?.names).toEqual([
+        '!00000 Alice',
+        '!00001 Alice',
+        '!00002 Alice',
+        'Ann',
+        'Bob',
+        'Cy',
+        'Zed',
+      ]);
+      expect(seen.people?.more).toBe(97);
+      expect(seen.people?.names.filter((name) => name.endsWith('Alice'))).toHaveLength(3);
+    } finally {
+      flood.close();
+      for (const { from } of real) from.close();
+    }
+  });
+});
