@@ -99,7 +99,7 @@ export class LocalPresence implements Presence {
     const seen = clients.get(client);
     clients.delete(client);
     clients.set(client, now);
-    if (seen === undefined && addressOf !== undefined && this.namesPerAddress > 0) {
+    if (seen === undefined && addressOf !== undefined) {
       let addresses = this.#addresses.get(room);
       if (!addresses) {
         addresses = new Map();
@@ -114,6 +114,11 @@ export class LocalPresence implements Presence {
 
   onRename(listener: (room: string) => void): void {
     this.#onRename = listener;
+  }
+
+  /** The client address the client first polled the room from, if it was told. */
+  addressIn(room: string, client: string): string | undefined {
+    return this.#addresses.get(room)?.get(client);
   }
 
   leave(room: string, client: string): void {
