@@ -114,3 +114,35 @@ export function withoutClient(url: string): string {
     });
   return kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join('&')}`;
 }
+
+/**
+ * The per-address cap on its own (the cluster primary's, across workers):
+ * `admit(address, client)` is true while the address has fewer than
+ * `perAddress` client ids seen within `windowMs`, or already has this one.
+ * Bounded like the edge's: at most `maxAddresses` addresses are kept.
+ */
+export function clientsPerAddress(
+  perAddress: number,
+  windowMs: number,
+  maxAddresses = 100_000,
+  now: () => number = Date.now,
+): (address: string, client: string) => boolean {
+  if (perAddress === 0) return () => true;
+  const seen = new Map<string, Map<string, number>>();
+  return (address, client) => {
+    const at = now();
+    let clients = seen.get(address);
+    if (clients) seen.delete(address);
+    else clients = new Map();
+    seen.set(address, clients);
+    if (seen.size > maxAddresses) seen.delete(seen.keys().next().value as string);
+    for (const [id, last] of clients) {
+      if (last >= at - windowMs) break;
+      clients.delete(id);
+    }
+    if (!clients.has(client) && clients.size >= perAddress) return false;
+    clients.delete(client);
+    clients.set(client, at);
+    return true;
+  };
+}

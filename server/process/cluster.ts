@@ -24,9 +24,10 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
-import type { Config } from '../core/config.ts';
+import { type Config, defaults } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
+import { clientsPerAddress } from '../presence/address-cap.ts';
 import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
 import { newTagSecret } from '../presence/tag.ts';
@@ -94,7 +95,18 @@ export interface PrimaryOutcome {
  */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
-    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost' | 'presenceTagSecret'>>,
+    Partial<
+      Pick<
+        Config,
+        | 'metrics'
+        | 'metricsPort'
+        | 'host'
+        | 'metricsHost'
+        | 'presenceTagSecret'
+        | 'presenceClientsPerAddress'
+        | 'peopleListedPerAddress'
+      >
+    >,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -102,7 +114,17 @@ export function runPrimary(
   const done = new Promise<PrimaryOutcome>((resolve) => {
     finish = resolve;
   });
-  const presence = new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
+  const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
+  const presence = new LocalPresence(
+    windowMs,
+    Date.now,
+    undefined,
+    config.peopleListedPerAddress ?? defaults.peopleListedPerAddress,
+  );
+  const admit = clientsPerAddress(
+    config.presenceClientsPerAddress ?? defaults.presenceClientsPerAddress,
+    windowMs,
+  );
   const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
     index,
     worker: undefined,
@@ -138,7 +160,7 @@ export function runPrimary(
         if (slot.worker && slot.worker !== from) sendIpc(slot.worker, raw);
       }
     } else if (raw.lpchat === 'presence') {
-      const counts = servePresence(presence, raw);
+      const counts = servePresence(presence, raw, admit);
       sendIpc(from, { lpchat: 'presence-counts', seq: raw.seq, counts });
     }
   }

@@ -1,6 +1,6 @@
 /**
  * A fair list and the per-address presence cap across two processes on
- * Redis: one address floods both with client ids whose names sort first;
+ * Redis, and across the workers of one cluster: one address floods both with client ids whose names sort first;
  * the shared count holds it to `PRESENCE_CLIENTS_PER_ADDRESS` in all (not
  * that per process), and the list names at most `PEOPLE_LISTED_PER_ADDRESS`
  * of them, so the real people (other addresses) stay listed.
@@ -62,4 +62,52 @@ describeWith(needs.service('REDIS_URL'), 'a fair list with two processes on Redi
       }
     }, 40_000);
   });
+});
+
+describe('a fair list across the workers of one cluster', () => {
+  const chat = useChatProcesses({
+    workers: 2,
+    env: { PRESENCE_CLIENTS_PER_ADDRESS: String(CAP), PRESENCE_CHANGE_MS: '0' },
+  });
+
+  it('counts at most the cap of one address in all, and lists 3, leaving the real people listed', async () => {
+    const server = chat.servers[0]!;
+    const room = `fair-${Date.now()}`;
+    // Connections of their own: the primary hands them to the workers in turn.
+    const flood = Array.from({ length: 4 }, () => fromAddress(server.url, '127.0.0.5'));
+    const real = ['Ann', 'Bob', 'Cy'].map((name, i) => ({
+      name,
+      from: fromAddress(server.url, `127.0.0.${i + 2}`),
+    }));
+    const reader = fromAddress(server.url, '127.0.0.9');
+    try {
+      // A message in the room: a poll at 0 is answered at once, even one the cap leaves uncounted.
+      await chat.clients[0]!.send({ room, text: 'hello' });
+      for (const { name, from } of real) {
+        const query = `room=${room}&since=0&client=client-${name}-real&nickname=${name}`;
+        expect((await from('GET', `/recv?${query}`)).status).toBe(200);
+      }
+      for (const [side, from] of flood.entries()) {
+        for (let i = 0; i < CAP; i += 1) {
+          const nickname = encodeURIComponent(`!${side}${String(i).padStart(4, '0')} Alice`);
+          const query = `room=${room}&since=0&client=client-flood-${side}-${i}&nickname=${nickname}`;
+          expect((await from('GET', `/recv?${query}`)).status).toBe(200);
+        }
+      }
+      let seen: RecvAnswer | undefined;
+      await expect
+        .poll(
+          async () => {
+            const query = `room=${room}&since=0&client=client-zed-real&nickname=Zed&people=0`;
+            seen = JSON.parse((await reader('GET', `/recv?${query}`)).body) as RecvAnswer;
+            return [seen.online, seen.people?.names.filter((name) => !name.endsWith('Alice'))];
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toEqual([CAP + 4, ['Ann', 'Bob', 'Cy', 'Zed']]);
+      expect(seen?.people?.names.filter((name) => name.endsWith('Alice'))).toHaveLength(3);
+    } finally {
+      for (const from of [...flood, reader, ...real.map(({ from }) => from)]) from.close();
+    }
+  }, 40_000);
 });
