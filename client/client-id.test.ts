@@ -24,6 +24,16 @@ describe('browserClientId', () => {
     expect(ids[0]).toMatch(CLIENT_PATTERN);
   });
 
+  it('should be unguessable: at least 128 random bits', () => {
+    const id = browserClientId(storage().load, storage().save);
+    // Base64url: 6 bits a character.
+    expect(id.length * 6).toBeGreaterThanOrEqual(128);
+    const ids = new Set(
+      Array.from({ length: 1_000 }, () => browserClientId(storage().load, () => false)),
+    );
+    expect(ids.size).toBe(1_000);
+  });
+
   it('should give two browsers two ids', () => {
     const one = storage();
     const other = storage();

@@ -28,9 +28,14 @@ describe('typingText', () => {
     expect(typingText(['Ann', 'Bob'])).toBe('Ann and Bob are typing…');
   });
 
-  it('should name the first and count the others from three on', () => {
-    expect(typingText(['Ann', 'Bob', 'Cy'])).toBe('Ann and 2 others are typing…');
-    expect(typingText(['Ann', 'Bob', 'Cy', 'Di'])).toBe('Ann and 3 others are typing…');
+  it('should name the first two and count the others from three on', () => {
+    expect(typingText(['Ann', 'Bob', 'Cy'])).toBe('Ann, Bob and 1 other are typing…');
+    expect(typingText(['Ann', 'Bob', 'Cy', 'Di'])).toBe('Ann, Bob and 2 others are typing…');
+    expect(typingText(['Ann', 'Bob', 'Cy', 'Di', 'Ed'], 45)).toBe(
+      'Ann, Bob and 48 others are typing…',
+    );
+    expect(typingText(['Ann'], 1)).toBe('Ann and 1 other are typing…');
+    expect(typingText([], 3)).toBe('3 people are typing…');
   });
 });
 

@@ -9,7 +9,9 @@
  *   until an answer woken for typing alone (`typingOnly`, which carries
  *   every typist of the room) leaves them out, or until a message of theirs
  *   arrives: they have stopped typing it.
- * - This browser's own entry (its `client` id) is never shown.
+ * - This browser's own typing is never shown: the server leaves it out of
+ *   the answers to its polls (entries carry an opaque tag, not client ids).
+ *   A server from before that sent client ids: the own one is left out here.
  * - The page tells the server at most every `limits.typingIntervalMs`, and
  *   only once the server has shown it knows of typing or people: a server
  *   without `POST /typing` is never asked (its 404 would be noise in the
@@ -18,13 +20,22 @@
  */
 import { limits, type RecvAnswer } from '../protocol/protocol.ts';
 
-/** "Ann is typing…", "Ann and Bob are typing…", "Ann and 2 others are typing…", or ''. */
-export function typingText(nicknames: readonly string[]): string {
+/**
+ * "Ann is typing…", "Ann and Bob are typing…", "Ann, Bob and 3 others are
+ * typing…", or ''. `more`: typists the answer counted without naming them.
+ */
+export function typingText(nicknames: readonly string[], more = 0): string {
   const [first, second] = nicknames;
-  if (first === undefined) return '';
-  if (second === undefined) return `${first} is typing…`;
-  if (nicknames.length === 2) return `${first} and ${second} are typing…`;
-  return `${first} and ${nicknames.length - 1} others are typing…`;
+  const others = nicknames.length - 2 + more;
+  if (first === undefined) {
+    return more > 0 ? `${more} ${more === 1 ? 'person is' : 'people are'} typing…` : '';
+  }
+  if (second === undefined) {
+    if (more === 0) return `${first} is typing…`;
+    return `${first} and ${more} ${more === 1 ? 'other' : 'others'} are typing…`;
+  }
+  if (others === 0) return `${first} and ${second} are typing…`;
+  return `${first}, ${second} and ${others} ${others === 1 ? 'other' : 'others'} are typing…`;
 }
 
 export interface TypingIndicatorOptions {
@@ -40,6 +51,8 @@ export interface TypingIndicatorOptions {
 export class TypingIndicator {
   /** By client id, in the order they started typing: the first named stays first. */
   readonly #typists = new Map<string, { nickname: string; seenAt: number }>();
+  /** Typists the last answer counted without naming them, and when. */
+  #more = { count: 0, seenAt: 0 };
   #shown = '';
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #options: TypingIndicatorOptions;
@@ -49,9 +62,11 @@ export class TypingIndicator {
   }
 
   /** Every `/recv` answer, whatever else it carries. */
-  take(answer: Pick<RecvAnswer, 'typing' | 'typingOnly'>): void {
+  take(answer: Pick<RecvAnswer, 'typing' | 'typingMore' | 'typingOnly'>): void {
     const now = Date.now();
     const typing = answer.typing ?? [];
+    if (answer.typing || answer.typingOnly)
+      this.#more = { count: answer.typingMore ?? 0, seenAt: now };
     if (answer.typingOnly) {
       const named = new Set(typing.map((typist) => typist.client));
       for (const client of this.#typists.keys())
@@ -76,6 +91,7 @@ export class TypingIndicator {
   /** Everyone goes: the page lost the server, and with it any news of who types. */
   clear(): void {
     this.#typists.clear();
+    this.#more = { count: 0, seenAt: 0 };
     this.#update();
   }
 
@@ -88,7 +104,14 @@ export class TypingIndicator {
       if (now - seenAt >= ttl) this.#typists.delete(client);
       else next = Math.min(next, seenAt + ttl);
     }
-    const text = typingText([...this.#typists.values()].map((typist) => typist.nickname));
+    if (this.#more.count > 0) {
+      if (now - this.#more.seenAt >= ttl) this.#more = { count: 0, seenAt: 0 };
+      else next = Math.min(next, this.#more.seenAt + ttl);
+    }
+    const text = typingText(
+      [...this.#typists.values()].map((typist) => typist.nickname),
+      this.#more.count,
+    );
     if (text !== this.#shown) {
       this.#shown = text;
       this.#options.render(text);

@@ -48,9 +48,14 @@ export interface RecvAnswer {
   /**
    * Who is typing in the room now (never stored; expires by itself
    * `limits.typingTtlMs` after the typist's last `POST /typing`). Present
-   * when anyone is typing; the page leaves out its own `client`.
+   * when anyone is typing but the poll's own browser (left out by the
+   * server: the page has nothing to hide). At most
+   * `limits.maxTypistsNamed`, the first to start first; the rest are
+   * counted in `typingMore`.
    */
   typing?: Typist[];
+  /** Present (above 0) when more type than `typing` names: how many more. */
+  typingMore?: number;
   /**
    * Present (true) when the answer was woken only for typing: no messages,
    * the cursor unchanged. The client polls again at once with the same cursor.
@@ -68,9 +73,18 @@ export interface People {
   more: number;
 }
 
-/** One person typing: their nickname and the `client` id of their browser. */
+/** One person typing: their nickname, and their browser's tag in the room. */
 export interface Typist {
   nickname: string;
+  /**
+   * The browser's tag in the room: an opaque string the server derives from
+   * the room and the browser's `client` id (server/presence/tag.ts), never
+   * the id itself, so no answer carries another browser's id. The same
+   * browser has the same tag in a room on every process. The field keeps
+   * its old name so pages loaded before the change still tell typists
+   * apart by it; a poll is never told its own typing, so they have
+   * nothing to hide either.
+   */
   client: string;
 }
 
@@ -140,6 +154,11 @@ export const limits = Object.freeze({
   maxFields: 100,
   /** Nicknames listed in `people.names`; the rest are counted in `people.more`. */
   maxPeopleListed: 50,
+  /**
+   * Typists named in one answer's `typing`; the rest are counted in
+   * `typingMore`, so the typing part of an answer stays small however many type.
+   */
+  maxTypistsNamed: 5,
   /** A page sends `POST /typing` at most this often while its person types (ms). */
   typingIntervalMs: 2_500,
   /** A typist is shown for this long after their last `POST /typing` (ms). */

@@ -27,6 +27,8 @@ export type BusEvent =
       room: string;
       client: string;
       nickname: string;
+      /** The client address that sent it, for the typists-per-address cap. */
+      address?: string;
       /** The person emptied their draft: they type no more. */
       stopped?: true;
     }
@@ -64,6 +66,7 @@ export function isBusEvent(value: unknown): value is BusEvent {
     typeof event.room === 'string' &&
     typeof event.client === 'string' &&
     typeof event.nickname === 'string' &&
+    (event.address === undefined || typeof event.address === 'string') &&
     (event.stopped === undefined || event.stopped === true)
   );
 }

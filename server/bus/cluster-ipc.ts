@@ -18,6 +18,12 @@ import type { BusEvent } from './bus.ts';
 export interface PresenceBatch {
   /** `[room, client, nickname?]`: the client polled the room (as Anonymous without a nickname). */
   touches: Array<[string, string] | [string, string, string]>;
+  /**
+   * Each touch's client address, in `touches` order (null: not known), when
+   * any is known: a shared view that keeps addresses (Redis) caps the
+   * clients one address has counted, and the names the list shows of them.
+   */
+  addresses?: Array<string | null>;
   /** `[room, client]`: the client closed its waiting poll. */
   leaves: Array<[string, string]>;
   /** Rooms whose shared count the worker wants back. */

@@ -100,6 +100,27 @@ export interface Config {
   typingWakeMs: number;
   /** Someone counts as typing this long after their last `POST /typing` (ms). @default 5000 */
   typingTtlMs: number;
+  /**
+   * Typists one client address may have in one room at once: a new `client`
+   * id from an address already at it types unseen until one of its typists
+   * stops or expires, so one address cannot fill a room's typing line. 0: no cap.
+   * @default 2
+   */
+  typistsPerAddress: number;
+  /**
+   * The key of the tags the answers name typists by (server/presence/tag.ts)
+   * in place of their client ids. Processes that serve the same rooms must
+   * share it: the cluster primary sets one for its workers when it is
+   * unset; servers on several machines (Redis) need it set alike.
+   * @default undefined: a random key per process (per primary with WORKERS)
+   */
+  presenceTagSecret: string | undefined;
+  /**
+   * Names from one client address a room's list shows at most; the rest
+   * are counted in `more`, so many client ids from one address cannot push
+   * everyone else out of the list. 0: no cap. @default 3
+   */
+  peopleListedPerAddress: number;
   /** Express `trust proxy`: `false`, `true`, a hop count or a list of addresses. @default false */
   trustProxy: boolean | number | string;
   /**
@@ -215,6 +236,9 @@ export const defaults: Config = Object.freeze({
   historyBurst: 50,
   typingWakeMs: 2_500,
   typingTtlMs: 5_000,
+  typistsPerAddress: 2,
+  presenceTagSecret: undefined,
+  peopleListedPerAddress: 3,
   trustProxy: false,
   forwardedForMaxBytes: 1_024,
   allowedOrigins: [],
@@ -322,6 +346,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     historyBurst: int('HISTORY_BURST', defaults.historyBurst, 1, 1_000_000),
     typingWakeMs: int('TYPING_WAKE_MS', defaults.typingWakeMs, 100, 60_000),
     typingTtlMs: int('TYPING_TTL_MS', defaults.typingTtlMs, 100, 60_000),
+    typistsPerAddress: int('TYPISTS_PER_ADDRESS', defaults.typistsPerAddress, 0, 1_000_000),
+    presenceTagSecret: read('PRESENCE_TAG_SECRET') || undefined,
+    peopleListedPerAddress: int(
+      'PEOPLE_LISTED_PER_ADDRESS',
+      defaults.peopleListedPerAddress,
+      0,
+      50,
+    ),
     trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     forwardedForMaxBytes: int('FORWARDED_FOR_MAX_BYTES', defaults.forwardedForMaxBytes, 64, 16_384),
     allowedOrigins: (read('ALLOWED_ORIGINS') ?? '')

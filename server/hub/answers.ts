@@ -10,9 +10,9 @@
  * - `empty`: empty answers of one batch (timeouts, shutdown, a presence
  *   wake) share one body per room and cursor.
  */
-import type { Message, People, Typist } from '../../protocol/protocol.ts';
+import type { Message, People } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
-import { type Body, recvBody } from './body.ts';
+import { type Body, recvBody, type TypingNow } from './body.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
 
 /** Rooms whose catch-up bodies are kept at once; past it the cache starts over. */
@@ -71,7 +71,7 @@ export class Answers {
       reset?: boolean;
       expired?: boolean;
       people?: People | undefined;
-      typing?: readonly Typist[];
+      typing?: TypingNow;
     } = {},
   ): Body {
     return recvBody(messages, cursor, this.#presence.count(room), extras);
@@ -118,7 +118,7 @@ export class Answers {
     cursor: number | undefined,
     known: number | undefined,
     batch: EmptyBodies,
-    typing?: readonly Typist[],
+    typing?: TypingNow,
   ): Body {
     const at = cursor ?? this.#messages.lastId(room) ?? 0;
     let inRoom = batch.get(room);

@@ -10,6 +10,20 @@
  */
 import type { Message, People, RecvAnswer, Typist } from '../../protocol/protocol.ts';
 
+/** Who types in a room: the first few named, and how many more. */
+export interface TypingNow {
+  typists: readonly Typist[];
+  more: number;
+}
+
+/** A typing wake: who types, and who types as seen by a poll whose own browser is one of them. */
+export interface TypingWake extends TypingNow {
+  /** Whether `client` is one of the room's typists. */
+  has(client: string): boolean;
+  /** Who types but `client`. */
+  without(client: string): TypingNow;
+}
+
 /** A serialised answer: its JSON text and its headers, built once per group of polls. */
 export interface Body {
   readonly json: string;
@@ -41,8 +55,9 @@ export function recvJson(answer: RecvAnswer): string {
   const expired = answer.expired ? ',"expired":true' : '';
   const people = answer.people ? `,"people":${JSON.stringify(answer.people)}` : '';
   const typing = answer.typing ? `,"typing":${JSON.stringify(answer.typing)}` : '';
+  const typingMore = answer.typingMore ? `,"typingMore":${answer.typingMore}` : '';
   const typingOnly = answer.typingOnly ? ',"typingOnly":true' : '';
-  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}${expired}${people}${typing}${typingOnly}}`;
+  return `{"messages":${JSON.stringify(answer.messages)},"cursor":${answer.cursor},"online":${answer.online}${reset}${expired}${people}${typing}${typingMore}${typingOnly}}`;
 }
 
 /** What an answer may carry besides its messages (protocol.ts, `RecvAnswer`). */
@@ -53,7 +68,7 @@ export interface BodyExtras {
   /** The room's list, for a poll whose `people=` version is not its version. */
   people?: People | undefined;
   /** A typing wake: who types; the answer says it is only that (`typingOnly`). */
-  typing?: readonly Typist[] | undefined;
+  typing?: TypingNow | undefined;
 }
 
 export function recvBody(
@@ -67,7 +82,8 @@ export function recvBody(
   if (extras.expired) answer.expired = true;
   if (extras.people) answer.people = extras.people;
   if (extras.typing) {
-    answer.typing = extras.typing as Typist[];
+    answer.typing = extras.typing.typists as Typist[];
+    if (extras.typing.more > 0) answer.typingMore = extras.typing.more;
     answer.typingOnly = true;
   }
   const json = recvJson(answer);

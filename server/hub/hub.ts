@@ -28,14 +28,16 @@
  * It writes through `Reply` and reports through `PollReport`, so it imports
  * nothing of HTTP. It runs on a `Clock`, so its tests run on fake timers.
  */
-import type { Message, Typist } from '../../protocol/protocol.ts';
+import type { Message } from '../../protocol/protocol.ts';
 import type { Bus, BusEvent } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import type { Presence } from '../presence/presence.ts';
+import { tagger } from '../presence/tag.ts';
 import type { MessageStore } from '../store/store.ts';
 import { Answers, listFor, NO_LIST } from './answers.ts';
+import type { TypingWake } from './body.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
 import { type Reply, writeBody } from './reply.ts';
@@ -59,6 +61,8 @@ export type HubConfig = Pick<
   | 'roomIdleMs'
   | 'typingWakeMs'
   | 'typingTtlMs'
+  | 'typistsPerAddress'
+  | 'presenceTagSecret'
 >;
 
 /** What a poll may say besides its room, cursor and client (`/recv?nickname=&people=`). */
@@ -161,6 +165,8 @@ export class Hub<R extends Reply> {
       clock,
       wakeMs: config.typingWakeMs,
       ttlMs: config.typingTtlMs,
+      perAddress: config.typistsPerAddress,
+      tagOf: tagger(config.presenceTagSecret),
       wake: (room, typists) => this.wake(room, typists),
     });
     bus.onEvent((event) => this.#onEvent(event));
@@ -236,7 +242,10 @@ export class Hub<R extends Reply> {
     // list: it may come in before the room's wake and would wait on with the old one.
     const fresh =
       client !== undefined &&
-      (this.#options.presence.touch(room, client, extras.nickname) || this.#touchRenamed);
+      (this.#options.presence.touch(room, client, extras.nickname, () =>
+        this.#options.addressOf(reply),
+      ) ||
+        this.#touchRenamed);
     if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {
@@ -251,19 +260,31 @@ export class Hub<R extends Reply> {
    * Answers the room's waiting polls that were shown another online count or
    * list, or, given `typing`, every waiting poll with a cursor (`Waiters.wake`).
    */
-  wake(room: string, typing?: readonly Typist[]): void {
+  wake(room: string, typing?: TypingWake): void {
     this.#waiters.wake(room, typing);
   }
 
-  /** Someone types in `room`: this process's polls and, on the bus, the others'. */
-  typed(room: string, client: string, nickname: string, stopped = false): void {
+  /**
+   * Someone types in `room`: this process's polls and, on the bus, the
+   * others'. `address` is the client address that sent it: the event
+   * carries it, so every process holds that address to the same
+   * `typistsPerAddress` in the room. A typist past that cap is dropped here
+   * and never published.
+   */
+  typed(room: string, client: string, nickname: string, stopped = false, address?: string): void {
     if (stopped) {
       this.#typing.stopped(room, client);
       this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname, stopped: true });
       return;
     }
-    this.#typing.typed(room, client, nickname);
-    this.#options.bus.publishEvent({ kind: 'typing', room, client, nickname });
+    if (!this.#typing.typed(room, client, nickname, address)) return;
+    this.#options.bus.publishEvent({
+      kind: 'typing',
+      room,
+      client,
+      nickname,
+      ...(address !== undefined && { address }),
+    });
   }
 
   /**
@@ -293,7 +314,7 @@ export class Hub<R extends Reply> {
       return;
     }
     if (event.stopped) this.#typing.stopped(event.room, event.client);
-    else this.#typing.typed(event.room, event.client, event.nickname);
+    else this.#typing.typed(event.room, event.client, event.nickname, event.address);
   }
 
   /** Answers every waiting poll, empty, and takes no more (graceful shutdown). */

@@ -20,10 +20,19 @@
  *   out. The message ends it, not a separate event, so nothing can be lost
  *   between them on the way to another process. Two browsers under one
  *   nickname both stop: the other one's next `POST /typing` brings it back.
+ * - Bounded per answer and per address: a wake names the first
+ *   `limits.maxTypistsNamed` typists (in the order they started) and counts
+ *   the rest, so its typing part stays small however many type; and one
+ *   client address has at most `perAddress` typists in a room at once (a
+ *   new client id past it is not taken: the first ones hold their places
+ *   until they stop or expire), so one address cannot fill the line with
+ *   fake typists nor keep them up.
  * - A room is forgotten once nobody types and its last wake is `wakeMs`
  *   old: what is held is bounded by who typed within the last few seconds.
  */
-import type { Typist } from '../../protocol/protocol.ts';
+import { limits, type Typist } from '../../protocol/protocol.ts';
+import type { TagOf } from '../presence/tag.ts';
+import type { TypingNow, TypingWake } from './body.ts';
 import type { Clock, Timer } from './clock.ts';
 
 export interface TypingOptions {
@@ -32,13 +41,29 @@ export interface TypingOptions {
   wakeMs: number;
   /** A typist counts this long after their last event (ms). */
   ttlMs: number;
+  /** Typists one address may have in a room at once (0: no cap). */
+  perAddress?: number;
+  /** Typists named in a wake; the rest are counted. @default limits.maxTypistsNamed */
+  maxNamed?: number;
+  /** The tag answers name a typist by (server/presence/tag.ts). */
+  tagOf: TagOf;
   /** Wakes the room's waiting polls with its typists (`Waiters.wake`). */
-  wake(room: string, typists: readonly Typist[]): void;
+  wake(room: string, typing: TypingWake): void;
+}
+
+interface Typist1 {
+  nickname: string;
+  until: number;
+  address: string | undefined;
+  /** Made once, when they start: a room where nobody types makes none. */
+  tag: string;
 }
 
 interface TypingRoom {
   /** By client id, in the order they started: the first named stays first. */
-  typists: Map<string, { nickname: string; until: number }>;
+  typists: Map<string, Typist1>;
+  /** Typists per address, for the addresses known. */
+  byAddress: Map<string, number>;
   lastWake: number;
   /** Something changed that the room's polls were not told yet. */
   owed: boolean;
@@ -58,12 +83,35 @@ export class Typing {
     return this.#rooms.size;
   }
 
-  typed(name: string, client: string, nickname: string): void {
+  /** Takes the event; false when its address is at its cap in the room (nothing changed). */
+  typed(name: string, client: string, nickname: string, address?: string): boolean {
     const { clock, ttlMs } = this.#options;
+    const perAddress = this.#options.perAddress ?? 0;
     let room = this.#rooms.get(name);
+    const known = room?.typists.get(client);
+    // The first holder of a client id keeps it while it types: another
+    // address naming the same id cannot rename it.
+    if (
+      known &&
+      address !== undefined &&
+      known.address !== undefined &&
+      known.address !== address
+    ) {
+      return false;
+    }
+    if (
+      room &&
+      !known &&
+      perAddress > 0 &&
+      address !== undefined &&
+      (room.byAddress.get(address) ?? 0) >= perAddress
+    ) {
+      return false;
+    }
     if (!room) {
       room = {
         typists: new Map(),
+        byAddress: new Map(),
         lastWake: Number.NEGATIVE_INFINITY,
         owed: false,
         timer: undefined,
@@ -74,17 +122,24 @@ export class Typing {
     if (typist) {
       typist.nickname = nickname;
       typist.until = clock.now() + ttlMs;
-    } else room.typists.set(client, { nickname, until: clock.now() + ttlMs });
+    } else {
+      const tag = this.#options.tagOf(name, client);
+      room.typists.set(client, { nickname, until: clock.now() + ttlMs, address, tag });
+      if (address !== undefined) {
+        room.byAddress.set(address, (room.byAddress.get(address) ?? 0) + 1);
+      }
+    }
     // Each one is news, even from someone already typing: a page shows a
     // typist for a while after the last answer that named them, no longer.
     room.owed = true;
     this.#run(name, room);
+    return true;
   }
 
   /** The person emptied their draft: they type no more, and the room is told. */
   stopped(name: string, client: string): void {
     const room = this.#rooms.get(name);
-    if (!room?.typists.delete(client)) return;
+    if (!room || !drop(room, client)) return;
     room.owed = true;
     this.#run(name, room);
   }
@@ -100,16 +155,30 @@ export class Typing {
     for (let index = from; index < ring.length; index += 1) {
       const { nickname } = ring[index]!;
       for (const [client, typist] of room.typists) {
-        if (typist.nickname === nickname) room.typists.delete(client);
+        if (typist.nickname === nickname) drop(room, client);
       }
     }
   }
 
-  /** Who types in `room` now. */
-  typists(name: string): Typist[] {
+  /** Who types in `room` now: the first `maxNamed`, and how many more. */
+  typists(name: string): TypingWake {
     const room = this.#rooms.get(name);
-    if (!room) return [];
-    return [...room.typists].map(([client, { nickname }]) => ({ nickname, client }));
+    const all = room?.typists ?? new Map<string, Typist1>();
+    const maxNamed = this.#options.maxNamed ?? limits.maxTypistsNamed;
+    const named = (but: string | undefined): TypingNow => {
+      const typists: Typist[] = [];
+      for (const [client, { nickname, tag }] of all) {
+        if (typists.length >= maxNamed) break;
+        if (client !== but) typists.push({ nickname, client: tag });
+      }
+      const total = all.size - (but !== undefined && all.has(but) ? 1 : 0);
+      return { typists, more: total - typists.length };
+    };
+    return {
+      ...named(undefined),
+      has: (client) => all.has(client),
+      without: (client) => named(client),
+    };
   }
 
   close(): void {
@@ -123,7 +192,7 @@ export class Typing {
     const now = clock.now();
     for (const [client, { until }] of room.typists) {
       if (until > now) continue;
-      room.typists.delete(client);
+      drop(room, client);
       room.owed = true;
     }
     if (room.owed && now >= room.lastWake + wakeMs) {
@@ -153,4 +222,18 @@ export class Typing {
     room.timer = clock.setTimeout(() => this.#run(name, room), Math.max(0, at - now));
     room.timer.unref?.();
   }
+}
+
+/** Drops a typist, and its place in its address's count. */
+function drop(room: TypingRoom, client: string): boolean {
+  const typist = room.typists.get(client);
+  if (!typist) return false;
+  room.typists.delete(client);
+  const { address } = typist;
+  if (address !== undefined) {
+    const left = (room.byAddress.get(address) ?? 1) - 1;
+    if (left > 0) room.byAddress.set(address, left);
+    else room.byAddress.delete(address);
+  }
+  return true;
 }

@@ -13,11 +13,11 @@
  * - Fair share: `maxPerAddress` per address (`address-count.ts`), and
  *   `maxWaiters` in the process.
  */
-import type { Message, Typist } from '../../protocol/protocol.ts';
+import type { Message } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
 import { AddressCount } from './address-count.ts';
 import { type Answers, type EmptyBodies, listFor, NO_LIST } from './answers.ts';
-import type { Body } from './body.ts';
+import type { Body, TypingWake } from './body.ts';
 import type { Clock, Timer } from './clock.ts';
 import { DeadlineQueue } from './deadline-queue.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
@@ -231,7 +231,7 @@ export class Waiters<R extends Reply> {
    *   room's list when it is news to it, and its cursor unchanged. The 2011
    *   client (no cursor) knows nothing of typing and waits on for a message.
    */
-  wake(roomName: string, typing?: readonly Typist[]): void {
+  wake(roomName: string, typing?: TypingWake): void {
     const room = this.#rooms.get(roomName);
     if (!room) return;
     if (typing === undefined) this.#wake(room);
@@ -291,16 +291,19 @@ export class Waiters<R extends Reply> {
     }
   }
 
-  #wakeForTyping(room: WaitingRoom<R>, typing: readonly Typist[]): void {
+  #wakeForTyping(room: WaitingRoom<R>, typing: TypingWake): void {
     const empties: EmptyBodies = new Map();
     for (const waiter of room.waiters) {
       if (waiter.cursor === undefined) continue;
+      // A poll is not told its own typing: its body is its own (the few
+      // polls of the typists' browsers), every other poll shares one.
+      const own = waiter.client !== undefined && typing.has(waiter.client);
       const body = this.#options.answers.empty(
         room.name,
         waiter.cursor,
         waiter.people,
-        empties,
-        typing,
+        own ? new Map() : empties,
+        own ? typing.without(waiter.client as string) : typing,
       );
       this.#answer(waiter, body, 'typing');
     }

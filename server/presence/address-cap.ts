@@ -8,8 +8,13 @@
  * without its `client`, so it is not counted online
  * (`chat_presence_uncounted_total`).
  *
+ * The first address to poll with a client id holds it while it polls: a poll
+ * naming the id from another address within the window is served uncounted
+ * too, so a stranger who learnt a browser's id cannot rename it.
+ *
  * Bounded: each address keeps at most `perAddress` ids, and at most
- * `maxAddresses` addresses are kept (the least recently seen is dropped).
+ * `maxAddresses` addresses (and as many client ids' holders) are kept (the
+ * least recently seen is dropped).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { parse as parseQueryString, unescape as unescapeQuery } from 'node:querystring';
@@ -26,17 +31,33 @@ export interface PresenceCapOptions {
   now?: () => number;
 }
 
-/** `listener` with the cap in front of it, or `listener` itself when the cap is off (0). */
+/** `listener` with the cap (none when it is 0) and the holders of client ids in front of it. */
 export function capPresencePerAddress(
   listener: RequestListener,
   options: PresenceCapOptions,
 ): RequestListener {
   const { perAddress, windowMs, addressOf, isPoll, onUncounted } = options;
-  if (perAddress === 0) return listener;
   const maxAddresses = options.maxAddresses ?? 100_000;
   const now = options.now ?? Date.now;
   /** Address → its client ids, each with when it last polled, oldest first; addresses in last-seen order. */
   const seen = new Map<string, Map<string, number>>();
+  /** Client id → the address that holds it and when it last polled; in last-seen order. */
+  const holders = new Map<string, { address: string; at: number }>();
+
+  /**
+   * The first address to poll with a client id holds it while its polls go
+   * on (within the window): a poll naming that id from another address is
+   * served uncounted, so it cannot rename the browser nor make it leave.
+   */
+  function holds(address: string, client: string): boolean {
+    const at = now();
+    const holder = holders.get(client);
+    if (holder && holder.address !== address && holder.at >= at - windowMs) return false;
+    holders.delete(client);
+    holders.set(client, { address, at });
+    if (holders.size > maxAddresses) holders.delete(holders.keys().next().value as string);
+    return true;
+  }
 
   function admit(address: string, client: string): boolean {
     const at = now();
@@ -55,11 +76,14 @@ export function capPresencePerAddress(
     return true;
   }
 
+  const admitted = (address: string, client: string): boolean =>
+    holds(address, client) && (perAddress === 0 || admit(address, client));
+
   return (req: IncomingMessage, res: ServerResponse) => {
     if (isPoll(req)) {
       const url = req.url ?? '';
       const client = clientParam(url);
-      if (client !== undefined && !admit(addressOf(req), client)) {
+      if (client !== undefined && !admitted(addressOf(req), client)) {
         req.url = withoutClient(url);
         onUncounted?.();
       }
@@ -89,4 +113,36 @@ export function withoutClient(url: string): string {
       return unescapeQuery(name.replace(/\+/g, ' ')) !== 'client';
     });
   return kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join('&')}`;
+}
+
+/**
+ * The per-address cap on its own (the cluster primary's, across workers):
+ * `admit(address, client)` is true while the address has fewer than
+ * `perAddress` client ids seen within `windowMs`, or already has this one.
+ * Bounded like the edge's: at most `maxAddresses` addresses are kept.
+ */
+export function clientsPerAddress(
+  perAddress: number,
+  windowMs: number,
+  maxAddresses = 100_000,
+  now: () => number = Date.now,
+): (address: string, client: string) => boolean {
+  if (perAddress === 0) return () => true;
+  const seen = new Map<string, Map<string, number>>();
+  return (address, client) => {
+    const at = now();
+    let clients = seen.get(address);
+    if (clients) seen.delete(address);
+    else clients = new Map();
+    seen.set(address, clients);
+    if (seen.size > maxAddresses) seen.delete(seen.keys().next().value as string);
+    for (const [id, last] of clients) {
+      if (last >= at - windowMs) break;
+      clients.delete(id);
+    }
+    if (!clients.has(client) && clients.size >= perAddress) return false;
+    clients.delete(client);
+    clients.set(client, at);
+    return true;
+  };
 }

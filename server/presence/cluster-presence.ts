@@ -75,13 +75,25 @@ export function createClusterPresence(options: ClusterPresenceOptions): SharedPr
 
 /**
  * The primary's side: applies a worker's batch and returns the counts it
- * asked for, each with the room's listed nicknames.
+ * asked for, each with the room's listed nicknames. `admit` holds each
+ * address to `PRESENCE_CLIENTS_PER_ADDRESS` across the workers (a client
+ * refused is counted only by its own worker, as a Redis script does).
  */
 export function servePresence(
   presence: LocalPresence,
   batch: PresenceBatch,
+  admit: (address: string, client: string) => boolean = () => true,
 ): Array<[string, number, string[]]> {
-  for (const [room, client, nickname] of batch.touches) presence.touch(room, client, nickname);
+  for (const [index, [room, client, nickname]] of batch.touches.entries()) {
+    const address = batch.addresses?.[index];
+    if (typeof address !== 'string') {
+      presence.touch(room, client, nickname);
+      continue;
+    }
+    // The per-address cap across every worker: one past it is not counted here.
+    if (!admit(address, client)) continue;
+    presence.touch(room, client, nickname, () => address);
+  }
   for (const [room, client] of batch.leaves) presence.leave(room, client);
   return batch.rooms.map((room) => [room, presence.count(room), presence.people(room).names]);
 }

@@ -32,6 +32,32 @@ export function peopleOf(
   return { version: versionOf(names, more), names, more };
 }
 
+/**
+ * The nicknames of `entries` ([nickname, client address]) the list may
+ * name: in list order, at most `perAddress` from one address (0: all). The
+ * others are left for `more`: a flood of client ids from one address, with
+ * names that sort first, shows a few of them and leaves room for everyone
+ * else. An entry whose address is not known is not held by the cap.
+ */
+export function fairNames(
+  entries: readonly (readonly [string, string | undefined])[],
+  perAddress: number,
+): string[] {
+  if (perAddress === 0) return entries.map(([name]) => name);
+  const sorted = [...entries].sort(([a], [b]) => compareNames(a, b));
+  const shown = new Map<string, number>();
+  const names: string[] = [];
+  for (const [name, address] of sorted) {
+    if (address !== undefined) {
+      const count = shown.get(address) ?? 0;
+      if (count >= perAddress) continue;
+      shown.set(address, count + 1);
+    }
+    names.push(name);
+  }
+  return names;
+}
+
 /** Sort order of the list: by code unit, so every process sorts alike whatever its locale. */
 function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -12,14 +12,16 @@
  * changes whenever a client comes, goes or changes its nickname.
  */
 import type { People } from '../../protocol/protocol.ts';
-import { DEFAULT_NICKNAME, peopleOf } from './people.ts';
+import { DEFAULT_NICKNAME, fairNames, peopleOf } from './people.ts';
 
 export interface Presence {
   /**
    * The client is polling the room now, as `nickname` (undefined: Anonymous).
-   * True when the room had not seen it (within the window).
+   * True when the room had not seen it (within the window). `addressOf`
+   * gives the poll's client address; it is read only when the client is
+   * new to the room (the list names at most a few clients per address).
    */
-  touch(room: string, client: string, nickname?: string): boolean;
+  touch(room: string, client: string, nickname?: string, addressOf?: () => string): boolean;
   /** The client closed its waiting poll: it left. */
   leave(room: string, client: string): void;
   /** Clients of the room seen within the window. Synchronous: it is read for every answer. */
@@ -60,6 +62,8 @@ export class LocalPresence implements Presence {
   readonly #touchedAt = new Map<string, number>();
   /** Each room's nicknames by client, for the clients that gave one. */
   readonly #names = new Map<string, Map<string, string>>();
+  /** Each room's client addresses, by client, as their first poll came. */
+  readonly #addresses = new Map<string, Map<string, string>>();
   /** Each room's list, built when asked after a change: a quiet room builds it once. */
   readonly #lists = new Map<string, People>();
   #onRename: (room: string) => void = () => {};
@@ -68,11 +72,15 @@ export class LocalPresence implements Presence {
    * @param windowMs poll timeout plus grace.
    * @param now clock, for tests of expiry.
    * @param maxRooms rooms kept at most.
+   * @param namesPerAddress names from one client address the list shows at
+   *   most (the rest are counted in `more`), so a flood of client ids from
+   *   one address cannot push the others out of it; 0: no cap.
    */
   constructor(
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxRooms = 10_000,
+    private readonly namesPerAddress = 3,
   ) {}
 
   /** Rooms held (for tests and metrics). */
@@ -80,7 +88,7 @@ export class LocalPresence implements Presence {
     return this.#rooms.size;
   }
 
-  touch(room: string, client: string, nickname?: string): boolean {
+  touch(room: string, client: string, nickname?: string, addressOf?: () => string): boolean {
     const now = this.now();
     let clients = this.#rooms.get(room);
     if (clients) this.#rooms.delete(room);
@@ -91,6 +99,14 @@ export class LocalPresence implements Presence {
     const seen = clients.get(client);
     clients.delete(client);
     clients.set(client, now);
+    if (seen === undefined && addressOf !== undefined) {
+      let addresses = this.#addresses.get(room);
+      if (!addresses) {
+        addresses = new Map();
+        this.#addresses.set(room, addresses);
+      }
+      addresses.set(client, addressOf());
+    }
     this.#name(room, client, nickname, seen === undefined);
     this.#dropStale(now);
     return seen === undefined || seen < now - this.windowMs;
@@ -98,6 +114,11 @@ export class LocalPresence implements Presence {
 
   onRename(listener: (room: string) => void): void {
     this.#onRename = listener;
+  }
+
+  /** The client address the client first polled the room from, if it was told. */
+  addressIn(room: string, client: string): string | undefined {
+    return this.#addresses.get(room)?.get(client);
   }
 
   leave(room: string, client: string): void {
@@ -128,11 +149,12 @@ export class LocalPresence implements Presence {
     if (list === undefined) {
       const clients = this.#rooms.get(room);
       const names = this.#names.get(room);
-      const nicknames: string[] = [];
+      const addresses = this.#addresses.get(room);
+      const entries: Array<[string, string | undefined]> = [];
       for (const client of clients?.keys() ?? []) {
-        nicknames.push(names?.get(client) ?? DEFAULT_NICKNAME);
+        entries.push([names?.get(client) ?? DEFAULT_NICKNAME, addresses?.get(client)]);
       }
-      list = peopleOf(nicknames, online);
+      list = peopleOf(fairNames(entries, this.namesPerAddress), online);
       if (clients) this.#lists.set(room, list);
     }
     return list;
@@ -142,6 +164,7 @@ export class LocalPresence implements Presence {
     this.#rooms.clear();
     this.#touchedAt.clear();
     this.#names.clear();
+    this.#addresses.clear();
     this.#lists.clear();
   }
 
@@ -164,11 +187,13 @@ export class LocalPresence implements Presence {
 
   #unname(room: string, client: string): void {
     this.#names.get(room)?.delete(client);
+    this.#addresses.get(room)?.delete(client);
     this.#lists.delete(room);
   }
 
   #forget(room: string): void {
     this.#rooms.delete(room);
+    this.#addresses.delete(room);
     this.#touchedAt.delete(room);
     this.#names.delete(room);
     this.#lists.delete(room);

@@ -42,17 +42,57 @@ import { type PresenceBatch, SharedPresence, type SharedRoom } from './shared-pr
  */
 const LIST_SCRIPT = `
 local clients = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')
-local names = {}
+local entries = {}
 for i = 1, #clients, 1000 do
   local chunk = {}
   for j = i, math.min(i + 999, #clients) do chunk[#chunk + 1] = clients[j] end
   local got = redis.call('HMGET', KEYS[2], unpack(chunk))
-  for j = 1, #got do names[#names + 1] = got[j] or ARGV[2] end
+  local from = redis.call('HMGET', KEYS[3], unpack(chunk))
+  for j = 1, #got do entries[#entries + 1] = { got[j] or ARGV[2], from[j] } end
 end
-table.sort(names)
+table.sort(entries, function(a, b) return a[1] < b[1] end)
+local max = tonumber(ARGV[3])
+local per = tonumber(ARGV[4])
+local shown = {}
 local first = {}
-for i = 1, math.min(#names, tonumber(ARGV[3])) do first[i] = names[i] end
+for i = 1, #entries do
+  if #first >= max then break end
+  local name, address = entries[i][1], entries[i][2]
+  local listed = true
+  if per > 0 and address then
+    local count = shown[address] or 0
+    if count >= per then listed = false else shown[address] = count + 1 end
+  end
+  if listed then first[#first + 1] = name end
+end
 return first
+`;
+
+/**
+ * A touch whose client address is known. KEYS: the room's sorted set, its
+ * names hash, its addresses hash, the address's sorted set of client ids
+ * (every room); ARGV: now, the window's start, client, nickname, address,
+ * the per-address cap (0: none), the window. A client new to the address
+ * when the address already has the cap counted is not counted (0): the
+ * cap holds across every process on this Redis.
+ */
+const TOUCH_SCRIPT = `
+local cap = tonumber(ARGV[6])
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[2])
+  if not redis.call('ZSCORE', KEYS[4], ARGV[3]) and redis.call('ZCARD', KEYS[4]) >= cap then
+    return 0
+  end
+  redis.call('ZADD', KEYS[4], ARGV[1], ARGV[3])
+  redis.call('PEXPIRE', KEYS[4], ARGV[7])
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[7])
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[7])
+return 1
 `;
 
 export interface RedisPresenceOptions {
@@ -62,6 +102,10 @@ export interface RedisPresenceOptions {
   cacheMs?: number;
   /** `PRESENCE_STALE_MS`: see `SharedPresenceOptions.staleMs`. */
   staleMs?: number;
+  /** `PRESENCE_CLIENTS_PER_ADDRESS`, across every process on this Redis (0: none). @default 0 */
+  clientsPerAddress?: number;
+  /** `PEOPLE_LISTED_PER_ADDRESS` (0: none). @default 0 */
+  namesPerAddress?: number;
   /** Whether Redis answers, and its deadline (`REDIS_TIMEOUT_MS`). */
   health?: RedisHealth;
   log?: Log;
@@ -71,6 +115,10 @@ export interface RedisPresenceOptions {
 export function createRedisPresence(redis: Redis, options: RedisPresenceOptions): SharedPresence {
   const key = (room: string) => `${options.prefix}:online:${room}`;
   const namesKey = (room: string) => `${options.prefix}:names:${room}`;
+  const addressesKey = (room: string) => `${options.prefix}:addresses:${room}`;
+  const byAddressKey = (address: string) => `${options.prefix}:by-address:${address}`;
+  const clientsPerAddress = options.clientsPerAddress ?? 0;
+  const namesPerAddress = options.namesPerAddress ?? 0;
 
   const { health } = options;
 
@@ -80,7 +128,26 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
     const oldest = now - options.windowMs;
     const pipeline = redis.pipeline();
     const touched = new Map<string, { members: Array<number | string>; names: string[] }>();
-    for (const [room, client, nickname] of batch.touches) {
+    for (const [index, [room, client, nickname]] of batch.touches.entries()) {
+      const address = batch.addresses?.[index];
+      if (address) {
+        pipeline.eval(
+          TOUCH_SCRIPT,
+          4,
+          key(room),
+          namesKey(room),
+          addressesKey(room),
+          byAddressKey(address),
+          now,
+          oldest,
+          client,
+          nickname ?? DEFAULT_NICKNAME,
+          address,
+          clientsPerAddress,
+          options.windowMs,
+        );
+        continue;
+      }
       let entry = touched.get(room);
       if (!entry) {
         entry = { members: [], names: [] };
@@ -98,18 +165,21 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
     for (const [room, client] of batch.leaves) {
       pipeline.zrem(key(room), client);
       pipeline.hdel(namesKey(room), client);
+      pipeline.hdel(addressesKey(room), client);
     }
     for (const room of batch.rooms) {
       pipeline.zremrangebyscore(key(room), '-inf', `(${oldest}`);
       pipeline.zcount(key(room), oldest, '+inf');
       pipeline.eval(
         LIST_SCRIPT,
-        2,
+        3,
         key(room),
         namesKey(room),
+        addressesKey(room),
         oldest,
         DEFAULT_NICKNAME,
         limits.maxPeopleListed,
+        namesPerAddress,
       );
     }
     const exec = pipeline.exec();

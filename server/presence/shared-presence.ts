@@ -102,8 +102,8 @@ export class SharedPresence implements Presence {
     this.#release = options.release ?? (() => {});
   }
 
-  touch(room: string, client: string, nickname?: string): boolean {
-    const fresh = this.#local.touch(room, client, nickname);
+  touch(room: string, client: string, nickname?: string, addressOf?: () => string): boolean {
+    const fresh = this.#local.touch(room, client, nickname, addressOf);
     const key = `${room}\0${client}`;
     this.#leaves.delete(key);
     this.#touches.set(key, nickname === undefined ? [room, client] : [room, client, nickname]);
@@ -209,7 +209,12 @@ export class SharedPresence implements Presence {
 
     this.#syncing = true;
     try {
-      const counts = await this.#sync({ touches, leaves, rooms: [...rooms] });
+      const addresses = touches.map(
+        ([room, client]) => this.#local.addressIn(room, client) ?? null,
+      );
+      const batch: PresenceBatch = { touches, leaves, rooms: [...rooms] };
+      if (addresses.some((address) => address !== null)) batch.addresses = addresses;
+      const counts = await this.#sync(batch);
       const at = Date.now();
       for (const [room, { count, names }] of counts) {
         this.#counts.set(room, { value: count, names, at });

@@ -60,8 +60,8 @@ export class SteadyCount implements Presence {
     if (refresh) this.refresh = refresh;
   }
 
-  touch(room: string, client: string, nickname?: string): boolean {
-    return this.#inner.touch(room, client, nickname);
+  touch(room: string, client: string, nickname?: string, addressOf?: () => string): boolean {
+    return this.#inner.touch(room, client, nickname, addressOf);
   }
 
   leave(room: string, client: string): void {

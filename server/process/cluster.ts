@@ -24,11 +24,13 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
-import type { Config } from '../core/config.ts';
+import { type Config, defaults } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import { serveClusterMetrics } from '../metrics/cluster-metrics.ts';
+import { clientsPerAddress } from '../presence/address-cap.ts';
 import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
+import { newTagSecret } from '../presence/tag.ts';
 import { closeHandoffsOnDeath } from './handoffs.ts';
 
 /** When and how often a dead worker is forked again. */
@@ -93,7 +95,18 @@ export interface PrimaryOutcome {
  */
 export function runPrimary(
   config: Pick<Config, 'workers' | 'pollTimeoutMs' | 'presenceGraceMs'> &
-    Partial<Pick<Config, 'metrics' | 'metricsPort' | 'host' | 'metricsHost'>>,
+    Partial<
+      Pick<
+        Config,
+        | 'metrics'
+        | 'metricsPort'
+        | 'host'
+        | 'metricsHost'
+        | 'presenceTagSecret'
+        | 'presenceClientsPerAddress'
+        | 'peopleListedPerAddress'
+      >
+    >,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
 ): Promise<PrimaryOutcome> {
@@ -101,7 +114,17 @@ export function runPrimary(
   const done = new Promise<PrimaryOutcome>((resolve) => {
     finish = resolve;
   });
-  const presence = new LocalPresence(config.pollTimeoutMs + config.presenceGraceMs);
+  const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
+  const presence = new LocalPresence(
+    windowMs,
+    Date.now,
+    undefined,
+    config.peopleListedPerAddress ?? defaults.peopleListedPerAddress,
+  );
+  const admit = clientsPerAddress(
+    config.presenceClientsPerAddress ?? defaults.presenceClientsPerAddress,
+    windowMs,
+  );
   const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
     index,
     worker: undefined,
@@ -114,9 +137,15 @@ export function runPrimary(
   let stopping = false;
   let stopAt = 0;
 
+  // The workers name typists by the same tags (server/presence/tag.ts), so a
+  // page that polls any of them sees the same ones: with no secret set, the
+  // primary makes one for all of them, for its own life.
+  const tagEnv =
+    config.presenceTagSecret === undefined ? { PRESENCE_TAG_SECRET: newTagSecret() } : {};
+
   function fork(slot: Slot): void {
     slot.restartTimer = undefined;
-    const worker = cluster.fork();
+    const worker = cluster.fork(tagEnv);
     closeHandoffsOnDeath(worker);
     slot.worker = worker;
     slot.startedAt = Date.now();
@@ -131,7 +160,7 @@ export function runPrimary(
         if (slot.worker && slot.worker !== from) sendIpc(slot.worker, raw);
       }
     } else if (raw.lpchat === 'presence') {
-      const counts = servePresence(presence, raw);
+      const counts = servePresence(presence, raw, admit);
       sendIpc(from, { lpchat: 'presence-counts', seq: raw.seq, counts });
     }
   }

@@ -254,6 +254,8 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
     const presence = createRedisPresence(redis.publisher, {
       prefix: config.redisPrefix,
       windowMs,
+      clientsPerAddress: config.presenceClientsPerAddress,
+      namesPerAddress: config.peopleListedPerAddress,
       staleMs: config.presenceStaleMs,
       health,
       log,
@@ -278,7 +280,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
   }
   return {
     bus: new LocalBus(),
-    presence: new LocalPresence(windowMs, Date.now, config.maxRooms),
+    presence: new LocalPresence(windowMs, Date.now, config.maxRooms, config.peopleListedPerAddress),
     close: async () => {},
   };
 }

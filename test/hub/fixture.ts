@@ -93,6 +93,8 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   roomIdleMs: defaults.roomIdleMs,
   typingWakeMs: defaults.typingWakeMs,
   typingTtlMs: defaults.typingTtlMs,
+  typistsPerAddress: defaults.typistsPerAddress,
+  presenceTagSecret: undefined,
   ...overrides,
 });
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_NICKNAME, type Message } from '../../protocol/protocol.ts';
 import type { Bus, BusEvent, BusEventHandler, BusHandler } from '../../server/bus/bus.ts';
 import { peopleOf } from '../../server/presence/people.ts';
+import { LocalPresence } from '../../server/presence/presence.ts';
 import { createTestHub, nextTurn, stopTestHubs, TestReply, useFakeClock } from './fixture.ts';
 
 beforeEach(() => {
@@ -126,7 +127,9 @@ describe('who is here', () => {
   });
 
   it('caps the list at maxPeopleListed and counts the rest', async () => {
-    const { hub } = createTestHub();
+    // Every test poll comes from one address: the per-address cap is off here.
+    const presence = new LocalPresence(30_000, Date.now, 10_000, 0);
+    const { hub } = createTestHub({}, { presence });
     for (let i = 0; i < 60; i += 1) {
       await hub.poll('main', 0, `client-${String(i).padStart(4, '0')}`, new TestReply(), {
         nickname: `N${String(i).padStart(2, '0')}`,
@@ -162,7 +165,7 @@ describe('who is typing', () => {
       messages: [],
       cursor: hello.id,
       online: 1,
-      typing: [{ nickname: 'Ann', client: 'client-ann' }],
+      typing: [{ nickname: 'Ann', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) }],
       typingOnly: true,
     });
     expect(ended.at(-1)?.outcome).toBe('typing');
@@ -233,7 +236,9 @@ describe('who is typing', () => {
     const next = new TestReply();
     await hub.poll('main', message.id, 'client-zed', next, { nickname: 'Zed', people: 0 });
     await vi.advanceTimersByTimeAsync(2_500);
-    expect(next.answer.typing).toEqual([{ nickname: 'Bob', client: 'client-bob' }]);
+    expect(next.answer.typing).toEqual([
+      { nickname: 'Bob', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) },
+    ]);
   });
 
   it('ends the typing of an author whose message came from another process', async () => {

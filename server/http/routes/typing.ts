@@ -53,7 +53,7 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     await parse(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const { room, client, nickname, stopped } = parseTyping(req.body);
-    chat.hub.typed(room, client, nickname, stopped);
+    chat.hub.typed(room, client, nickname, stopped, req.ip);
     res.set('Cache-Control', 'no-store').json({ status: 'ok' });
   };
 }
