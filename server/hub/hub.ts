@@ -409,7 +409,13 @@ export class Hub<R extends Reply> {
         ((await this.#reads.pruned(room)) ?? 0) > cursor;
       return this.#answer(reply, room, found, last, people, 'message', started, expired);
     }
-    if (fresh) return this.#answer(reply, room, [], cursor, people, 'presence', started);
+    // A rename still on its way to a shared view (Redis, the cluster
+    // primary) would be answered with the list from before it: that poll
+    // waits instead, and the wake that follows the refresh answers it with
+    // the new list (it holds another version), as it answers everyone's.
+    if (fresh && !this.#renaming.has(room)) {
+      return this.#answer(reply, room, [], cursor, people, 'presence', started);
+    }
     return this.#waiters.wait(reply, room, cursor, client, people);
   }
 
