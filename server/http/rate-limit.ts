@@ -79,12 +79,7 @@ export function createTypingLimit(
   config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
 ): SendLimit | undefined {
-  const budget = {
-    sendRatePerSec: config.typingRatePerSec,
-    sendBurst: config.typingBurst,
-    redisPrefix: config.redisPrefix,
-    redisTimeoutMs: config.redisTimeoutMs,
-  };
+  const budget = budgetOf(config, config.typingRatePerSec, config.typingBurst);
   return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
 }
 
@@ -93,13 +88,22 @@ export function createHistoryLimit(
   config: Pick<Config, 'historyRatePerSec' | 'historyBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
 ): SendLimit | undefined {
-  const budget = {
-    sendRatePerSec: config.historyRatePerSec,
-    sendBurst: config.historyBurst,
+  const budget = budgetOf(config, config.historyRatePerSec, config.historyBurst);
+  return createAddressLimit(budget, 'history', 'history_rate_limited', options);
+}
+
+/** Another route's rate and burst, in the shape the send limit is counted in. */
+function budgetOf(
+  config: Pick<Config, 'redisPrefix' | 'redisTimeoutMs'>,
+  sendRatePerSec: number,
+  sendBurst: number,
+): Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'> {
+  return {
+    sendRatePerSec,
+    sendBurst,
     redisPrefix: config.redisPrefix,
     redisTimeoutMs: config.redisTimeoutMs,
   };
-  return createAddressLimit(budget, 'history', 'history_rate_limited', options);
 }
 
 function createAddressLimit(

@@ -39,8 +39,6 @@ export function capPresencePerAddress(
   const { perAddress, windowMs, addressOf, isPoll, onUncounted } = options;
   const maxAddresses = options.maxAddresses ?? 100_000;
   const now = options.now ?? Date.now;
-  /** Address → its client ids, each with when it last polled, oldest first; addresses in last-seen order. */
-  const seen = new Map<string, Map<string, number>>();
   /** Client id → the address that holds it and when it last polled; in last-seen order. */
   const holders = new Map<string, { address: string; at: number }>();
 
@@ -59,25 +57,10 @@ export function capPresencePerAddress(
     return true;
   }
 
-  function admit(address: string, client: string): boolean {
-    const at = now();
-    let clients = seen.get(address);
-    if (clients) seen.delete(address);
-    else clients = new Map();
-    seen.set(address, clients);
-    if (seen.size > maxAddresses) seen.delete(seen.keys().next().value as string);
-    for (const [id, last] of clients) {
-      if (last >= at - windowMs) break;
-      clients.delete(id);
-    }
-    if (!clients.has(client) && clients.size >= perAddress) return false;
-    clients.delete(client);
-    clients.set(client, at);
-    return true;
-  }
+  const admit = clientsPerAddress(perAddress, windowMs, maxAddresses, now);
 
   const admitted = (address: string, client: string): boolean =>
-    holds(address, client) && (perAddress === 0 || admit(address, client));
+    holds(address, client) && admit(address, client);
 
   return (req: IncomingMessage, res: ServerResponse) => {
     if (isPoll(req)) {
