@@ -33,7 +33,6 @@ import { createRequestListener } from '../http/lane.ts';
 import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
-import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { WriteHealth } from '../metrics/write-health.ts';
@@ -69,7 +68,6 @@ export interface RunningChat extends ChatContext {
   server: Server;
   /** Deletes old messages (server/store/retention.ts); tests run it by hand. */
   retention: Retention;
-  watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
   /** Metrics, telemetry and backend states (server/metrics/ops.ts). */
@@ -131,7 +129,6 @@ export async function startChat(
     log,
     clock: parts.clock,
   });
-  const watch = hub.watch;
 
   const chat: ChatContext = {
     config,
@@ -226,7 +223,7 @@ export async function startChat(
     return closing;
   }
 
-  return { ...chat, server, watch, retention, url, ops, close };
+  return { ...chat, server, retention, url, ops, close };
 }
 
 interface Backends {
