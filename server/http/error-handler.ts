@@ -18,6 +18,7 @@ import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { noteErrorCode } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
+import { errorJson } from './answer.ts';
 
 /** body-parser's error `type`s, by the code we answer with. */
 const bodyParserErrors: Record<string, ErrorCode> = {
@@ -61,7 +62,8 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
     res
       .status(httpErr.status)
       .set('Cache-Control', 'no-store')
-      .json({ error: { code: httpErr.code, message: httpErr.message } });
+      .type('json')
+      .send(errorJson(httpErr));
   };
 }
 

@@ -9,13 +9,18 @@
  * the store watch retries on its next tick.
  */
 import type { Log } from '../core/log.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import { type Message, type MessageStore, StoreUnavailableError } from '../store/store.ts';
 import { type Clock, systemClock, type Timer } from './clock.ts';
 
+/** The store's up/down state (server/metrics/outage.ts), told of each poll's read. */
+export interface StoreHealth {
+  ok(): void;
+  failed(error: unknown): void;
+}
+
 export interface StoreReadsOptions {
   timeoutMs: number;
-  state?: OutageState | undefined;
+  state?: StoreHealth | undefined;
   log?: Log | undefined;
   clock?: Clock;
 }

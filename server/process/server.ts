@@ -30,6 +30,7 @@ import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/lane.ts';
+import { pollReplies, reportPolls } from '../http/poll-reply.ts';
 import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
@@ -121,16 +122,12 @@ export async function startChat(
     store,
     bus,
     presence,
-    report: {
-      pollEnded: (res, room, outcome, status, ms) =>
-        telemetry.pollEnded({ req: res.req, room, outcome, status, ms }),
-      delivered: (count) => telemetry.delivered(count),
-    },
-    addressOf: (res) => addressOf(res.req),
+    replies: pollReplies(addressOf),
     storeState: ops.store,
     log,
     clock: parts.clock,
   });
+  reportPolls(hub, telemetry);
   const watch = hub.watch;
 
   const chat: ChatContext = {
