@@ -29,7 +29,7 @@
  * its tests run on fake timers.
  */
 import type { Message } from '../../protocol/protocol.ts';
-import type { Bus, BusEvent } from '../bus/bus.ts';
+import { type Bus, type BusEvent, LocalBus } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { Presence } from '../presence/presence.ts';
@@ -135,7 +135,7 @@ export class Hub<R extends Reply> {
       // One process: every message passes through this log, or reaches it
       // through the store watch within `storePollMs`. With a bus, a message the
       // bus drops must not leave a poll waiting: each poll asks the store.
-      trustRing: bus.kind === 'local',
+      trustRing: bus instanceof LocalBus,
       maxRooms: config.maxRooms,
       roomIdleMs: config.roomIdleMs,
       // The log keeps the rooms where polls wait; read when it drops rooms, after construction.
