@@ -1,14 +1,31 @@
 /**
- * Writing the lane's answers (lane.ts): one writer of a JSON answer's
- * headers and body, and the contract's error answer on top of it. The poll
- * answers' bodies are the hub's, prebuilt with the same JSON headers
- * (server/hub/body.ts).
+ * Writing JSON answers: the headers every JSON answer carries, one writer
+ * of a JSON answer, and the one writer of the contract's error body
+ * (`errorJson`), which every error answer goes through: the lane's, the
+ * Express app's (error-handler.ts), and those written straight to a socket
+ * (server/net/raw-answer.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { HttpError } from '../core/errors.ts';
-import { JSON_HEADERS } from '../hub/body.ts';
 
-export { JSON_HEADERS };
+/**
+ * The headers of every JSON answer the lane writes (`/recv`, `/time`,
+ * `/send`, and the poll answers, server/http/poll-reply.ts): of helmet's
+ * dozen headers only these two mean anything on a JSON answer read by XHR
+ * (no MIME sniffing; no cross-origin no-cors reads), and few header lines
+ * per answer keep a delivery cheap (docs/design.md, "The lane").
+ */
+export const JSON_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/** The contract's error body, `{"error":{"code","message"}}`: the one place it is written. */
+export function errorJson(error: HttpError): string {
+  return JSON.stringify({ error: { code: error.code, message: error.message } });
+}
 
 /** A JSON answer: `JSON_HEADERS`, its length, then `headers`. */
 export function writeJson(
@@ -25,11 +42,10 @@ export function writeJson(
   res.end(json);
 }
 
-/** The contract's error answer, `{"error":{"code","message"}}`, with `Retry-After` when given. */
+/** The contract's error answer, with `Retry-After` when given. */
 export function writeError(res: ServerResponse, error: HttpError): void {
   if (res.writableEnded || res.destroyed) return;
-  const json = JSON.stringify({ error: { code: error.code, message: error.message } });
   const retry =
     error.retryAfter === undefined ? undefined : { 'Retry-After': String(error.retryAfter) };
-  writeJson(res, error.status, json, retry);
+  writeJson(res, error.status, errorJson(error), retry);
 }

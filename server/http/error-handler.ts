@@ -18,6 +18,7 @@ import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { noteErrorCode } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
+import { writeError } from './answer.ts';
 
 /** body-parser's error `type`s, by the code we answer with. */
 const bodyParserErrors: Record<string, ErrorCode> = {
@@ -57,11 +58,8 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
       res.destroy();
       return;
     }
-    if (httpErr.retryAfter !== undefined) res.set('Retry-After', String(httpErr.retryAfter));
-    res
-      .status(httpErr.status)
-      .set('Cache-Control', 'no-store')
-      .json({ error: { code: httpErr.code, message: httpErr.message } });
+    // The one error writer, the lane's too (answer.ts).
+    writeError(res, httpErr);
   };
 }
 

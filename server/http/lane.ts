@@ -29,7 +29,7 @@ import type { Telemetry } from '../metrics/telemetry.ts';
 import { writeJson } from './answer.ts';
 import { type AppOps, createApp } from './app.ts';
 import type { ChatContext } from './context.ts';
-import { createRecvHandler } from './recv.ts';
+import { type CountedClient, createRecvHandler } from './recv.ts';
 import { createSendHandler } from './send.ts';
 
 /** Every route the lane answers, and its methods (HEAD: the GET answer without its body). */
@@ -98,8 +98,13 @@ function createTimeHandler(telemetry: Telemetry) {
   };
 }
 
-export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
-  const recv = createRecvHandler(chat);
+export interface LaneOps extends AppOps {
+  /** Whether a poll's client id is counted online (the per-address cap, server.ts). */
+  countedClient?: CountedClient | undefined;
+}
+
+export function createRequestListener(chat: ChatContext, ops: LaneOps = {}): RequestListener {
+  const recv = createRecvHandler(chat, ops.countedClient);
   const send = createSendHandler(chat, {
     limit: ops.sendLimit,
     metrics: ops.ops?.metrics,

@@ -12,6 +12,13 @@ import { writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { parseClient, parseId, parsePeopleVersion, parseRoom, pollNickname } from './validate.ts';
 
+/**
+ * The poll's client id if it is to be counted online, else undefined: the
+ * per-address cap (server/presence/address-cap.ts), asked once the query is
+ * parsed, so nothing rewrites the request.
+ */
+export type CountedClient = (req: IncomingMessage, client: string) => string | undefined;
+
 interface RecvQuery {
   room: string;
   since: number | undefined;
@@ -26,6 +33,7 @@ interface RecvQuery {
  */
 export function createRecvHandler(
   chat: ChatContext,
+  counted: CountedClient = (_req, client) => client,
 ): (req: IncomingMessage, res: ServerResponse, rawQuery: string) => void {
   const { hub, telemetry } = chat;
 
@@ -63,7 +71,8 @@ export function createRecvHandler(
       else failed(res, error);
       return;
     }
-    const { room, since, client, extras } = query;
+    const { room, since, extras } = query;
+    const client = query.client === undefined ? undefined : counted(req, query.client);
     hub.poll(room, since, client, res, extras).then(
       (refused) => {
         if (refused !== undefined) refuse(req, res, room, refusalError(refused), started);

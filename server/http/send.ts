@@ -12,11 +12,8 @@
  * The send limit runs before the body is read: a client past its limit
  * costs no parsing. Every send it lets through counts, valid or not.
  *
- * The body is read by body-parser, the parsers behind `express.json` and
- * `express.urlencoded`: the size limit, the charsets, `Content-Encoding`
- * (gzip, deflate, br) and a `Content-Length` that does not match are its
- * work; `toHttpError` (error-handler.ts) maps its errors to the contract's
- * codes, as for every route.
+ * The body is read by the one body reader (body-reader.ts), with the
+ * checks of `POST /typing` in the same order.
  *
  * Why outside Express: a sender waits for this answer before its next
  * message, so its cost bounds how fast a room's messages can come
@@ -25,9 +22,7 @@
  * `RateLimit` headers, and a request log line (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import bodyParser from 'body-parser';
-import { TypeIs } from 'type-is';
-import { limits, type SendAnswer } from '../../protocol/protocol.ts';
+import type { SendAnswer } from '../../protocol/protocol.ts';
 import { clientAddress, clientHost } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
@@ -35,7 +30,7 @@ import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
-import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
+import { bodyType, readBody } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
@@ -44,19 +39,11 @@ import type { SendLimit } from './rate-limit.ts';
 import { parseNewMessage } from './validate.ts';
 import { withTimeout } from './with-timeout.ts';
 
-const BODY_LIMIT = limits.maxBodyBytes;
-
 export interface SendOptions {
   limit?: SendLimit | undefined;
   metrics?: ChatMetrics | undefined;
   store?: OutageState | undefined;
 }
-
-type BodyParser = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (error?: unknown) => void,
-) => void;
 
 /** Returns the handler of `POST /send`. */
 export function createSendHandler(
@@ -67,18 +54,6 @@ export function createSendHandler(
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  // The two bodies a send may have: a JSON object (the page) or a form (the 2011 client, curl).
-  const parsers: Record<string, BodyParser> = {
-    'application/json': bodyParser.json({ limit: BODY_LIMIT, verify: verifyUtf8 }),
-    'application/x-www-form-urlencoded': bodyParser.urlencoded({
-      limit: BODY_LIMIT,
-      extended: false,
-      parameterLimit: limits.maxFields,
-      verify: verifyUtf8,
-    }),
-  };
-  // Compiled once: the types a send's body may have.
-  const bodyTypes = new TypeIs(Object.keys(parsers));
   const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
   const bytes =
     sendKbPerHour > 0
@@ -96,12 +71,9 @@ export function createSendHandler(
     started: number,
   ): Promise<SendAnswer> {
     checkSameSite(req);
-    // No body, or another type: 415 (type-is answers undefined).
-    const type = bodyTypes.request(req);
-    if (!type) throw httpError('unsupported_media_type');
+    const type = bodyType(req);
     await limit?.check(req, res);
-    checkBodyHeaders(req, res, BODY_LIMIT);
-    const body = await readBody(parsers[type]!, req, res);
+    const body = await readBody(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
     bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
@@ -161,14 +133,4 @@ export function createSendHandler(
       (error: unknown) => refuse(req, res, error, started),
     );
   };
-}
-
-/** The parsed body (body-parser leaves it on `req.body`), or body-parser's error. */
-function readBody(parse: BodyParser, req: IncomingMessage, res: ServerResponse): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    parse(req, res, (error) => {
-      if (error) reject(error);
-      else resolve((req as IncomingMessage & { body?: unknown }).body);
-    });
-  });
 }

@@ -1,8 +1,8 @@
 /**
  * A poll's answer, serialised once and shared by every poll that gets the
  * same answer (docs/design.md, "Rules that make delivery correct", rule 5).
- * A body carries its headers too: polls answered together share one header
- * object as well as one JSON text.
+ * How it goes on the wire (status, headers) is the transport's
+ * (server/http/poll-reply.ts), which shares its headers per body too.
  *
  * The one place where an answer's fields are put together (`recvBody`):
  * fields that ride on answers later (`people`, `typing`, protocol.ts) are
@@ -24,27 +24,19 @@ export interface TypingWake extends TypingNow {
   without(client: string): TypingNow;
 }
 
-/** A serialised answer: its JSON text and its headers, built once per group of polls. */
+/** A serialised answer, built once per group of polls. */
 export interface Body {
   readonly json: string;
-  readonly headers: Readonly<Record<string, string | number>>;
   /** Messages in it: deliveries counted per poll answered. */
   readonly count: number;
+  /**
+   * The transport's own rendering of this body (server/http/poll-reply.ts:
+   * its headers), made at its first answer and shared by the next ones. A
+   * slot on the body, set on every body alike, rather than a side table:
+   * a WeakMap entry per body cost sustained delivery measurably.
+   */
+  wire: unknown;
 }
-
-/**
- * The headers of every JSON answer of the lane (`/recv`, `/time`, `/send`),
- * which skip helmet (server/http/lane.ts): of helmet's dozen headers only
- * these two mean anything on a JSON answer read by XHR (no MIME sniffing; no
- * cross-origin no-cors reads), and few header lines per answer keep a
- * delivery cheap (docs/design.md, "The lane").
- */
-export const JSON_HEADERS = {
-  'Content-Type': 'application/json; charset=utf-8',
-  'Cache-Control': 'no-store',
-  'X-Content-Type-Options': 'nosniff',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
 
 /**
  * The `/recv` answer's JSON, byte for byte `JSON.stringify(answer)`, built
@@ -86,10 +78,5 @@ export function recvBody(
     if (extras.typing.more > 0) answer.typingMore = extras.typing.more;
     answer.typingOnly = true;
   }
-  const json = recvJson(answer);
-  return {
-    json,
-    headers: { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(json) },
-    count: messages.length,
-  };
+  return { json: recvJson(answer), count: messages.length, wire: undefined };
 }

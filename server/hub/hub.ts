@@ -6,13 +6,12 @@
  *   other processes.
  * - `poll(room, cursor, client, reply)`: answers at once what the log or the
  *   store has after the cursor, or holds the poll until something comes.
- * - `wake(room)`: answers the room's waiting polls that were shown another
- *   online count or list; where answers without a message start.
  * - `typed(room, client, nickname, stopped)`: someone types, or emptied their
- *   draft (`POST /typing`). Never
- *   stored: the room's polls here are woken for it at most every
- *   `typingWakeMs` (`typing.ts`, through `wake`), and the bus carries it to
- *   the other processes as an event, dropped if it cannot now.
+ *   draft (`POST /typing`). Never stored: the room's polls here are woken
+ *   for it at most every `typingWakeMs` (`typing.ts`), and the bus carries it
+ *   to the other processes as an event, dropped if it cannot now.
+ * - `onPollEnded`, `onDelivered`: the typed events of every poll it ends
+ *   and every delivery (`report.ts`), for the log and the metrics.
  *
  * A poll's algorithm, with a cursor:
  * 1. what came after it, from the message log when it can vouch for it
@@ -25,24 +24,23 @@
  * 4. otherwise the poll waits (`waiters.ts`).
  * Without a cursor (the 2011 client): it waits for the next message.
  *
- * It writes through `Reply` and reports through `PollReport`, so it imports
- * nothing of HTTP. It runs on a `Clock`, so its tests run on fake timers.
+ * It answers through `Replies` and reports through `PollEvents`, so it
+ * imports nothing of HTTP and knows no status code. It runs on a `Clock`, so
+ * its tests run on fake timers.
  */
 import type { Message } from '../../protocol/protocol.ts';
-import type { Bus, BusEvent } from '../bus/bus.ts';
+import { type Bus, type BusEvent, LocalBus } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import type { Presence } from '../presence/presence.ts';
 import { tagger } from '../presence/tag.ts';
 import type { MessageStore } from '../store/store.ts';
 import { Answers, listFor, NO_LIST } from './answers.ts';
-import type { TypingWake } from './body.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
-import { type Reply, writeBody } from './reply.ts';
-import type { PollOutcome, PollReport } from './report.ts';
-import { StoreReads } from './store-reads.ts';
+import type { Replies, Reply } from './reply.ts';
+import { type PollEnded, PollEvents } from './report.ts';
+import { type StoreHealth, StoreReads } from './store-reads.ts';
 import { StoreWatch } from './store-watch.ts';
 import { Typing } from './typing.ts';
 import { type Refusal, Waiters } from './waiters.ts';
@@ -78,11 +76,10 @@ export interface HubOptions<R extends Reply> {
   store: MessageStore;
   bus: Bus;
   presence: Presence;
-  report: PollReport<R>;
-  /** A poll's client address, read only near the per-address limit (`address-count.ts`). */
-  addressOf: (reply: R) => string;
+  /** How a poll is answered, and who asked (server/http/poll-reply.ts). */
+  replies: Replies<R>;
   /** The store's up/down state, told of every read (`store-reads.ts`). */
-  storeState?: OutageState | undefined;
+  storeState?: StoreHealth | undefined;
   log: Log;
   clock?: Clock;
 }
@@ -111,6 +108,7 @@ export class Hub<R extends Reply> {
   readonly #options: HubOptions<R>;
   readonly #clock: Clock;
   readonly #typing: Typing;
+  readonly #events = new PollEvents<R>();
   /** Rooms whose rename is on its way to the polls: one wake carries every rename meanwhile. */
   readonly #renaming = new Set<string>();
   /** The poll's own touch was a rename (set by `#renamed`, read right after the touch). */
@@ -137,7 +135,7 @@ export class Hub<R extends Reply> {
       // One process: every message passes through this log, or reaches it
       // through the store watch within `storePollMs`. With a bus, a message the
       // bus drops must not leave a poll waiting: each poll asks the store.
-      trustRing: bus.kind === 'local',
+      trustRing: bus instanceof LocalBus,
       maxRooms: config.maxRooms,
       roomIdleMs: config.roomIdleMs,
       // The log keeps the rooms where polls wait; read when it drops rooms, after construction.
@@ -151,12 +149,12 @@ export class Hub<R extends Reply> {
       answers: this.#answers,
       reads: this.#reads,
       presence,
-      report: options.report,
+      replies: options.replies,
+      events: this.#events,
       clock,
       pollTimeoutMs: config.pollTimeoutMs,
       maxWaiters: config.maxWaiters,
       maxPerAddress: config.maxPollsPerAddress,
-      addressOf: options.addressOf,
       presenceNotifyMs: config.presenceNotifyMs,
     });
     this.#waiters = waiters;
@@ -167,7 +165,7 @@ export class Hub<R extends Reply> {
       ttlMs: config.typingTtlMs,
       perAddress: config.typistsPerAddress,
       tagOf: tagger(config.presenceTagSecret),
-      wake: (room, typists) => this.wake(room, typists),
+      wake: (room, typists) => waiters.wake(room, typists),
     });
     bus.onEvent((event) => this.#onEvent(event));
     presence.onRename?.((room) => {
@@ -243,7 +241,7 @@ export class Hub<R extends Reply> {
     const fresh =
       client !== undefined &&
       (this.#options.presence.touch(room, client, extras.nickname, () =>
-        this.#options.addressOf(reply),
+        this.#options.replies.addressOf(reply),
       ) ||
         this.#touchRenamed);
     if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
@@ -256,12 +254,14 @@ export class Hub<R extends Reply> {
     return this.#catchUpOrWait(reply, room, cursor, client, people, fresh, found, started);
   }
 
-  /**
-   * Answers the room's waiting polls that were shown another online count or
-   * list, or, given `typing`, every waiting poll with a cursor (`Waiters.wake`).
-   */
-  wake(room: string, typing?: TypingWake): void {
-    this.#waiters.wake(room, typing);
+  /** Every poll the hub ends, answered or left by its client (`report.ts`). */
+  onPollEnded(listener: (ended: PollEnded<R>) => void): void {
+    this.#events.onPollEnded(listener);
+  }
+
+  /** Every delivery: `count` messages written to one poll. */
+  onDelivered(listener: (count: number) => void): void {
+    this.#events.onDelivered(listener);
   }
 
   /**
@@ -301,7 +301,7 @@ export class Hub<R extends Reply> {
     const tell = () => {
       this.#renaming.delete(room);
       if (this.closed) return;
-      this.wake(room);
+      this.#waiters.wake(room);
       if (publish && presence.refresh) bus.publishEvent({ kind: 'people', room });
     };
     if (presence.refresh) void presence.refresh([room], true).then(tell);
@@ -348,7 +348,7 @@ export class Hub<R extends Reply> {
       const { reply, room, cursor, started } = poll;
       if (reply.destroyed) {
         // Gone meanwhile: nothing holds it.
-        this.#options.report.pollEnded(reply, room, 'gone', 0, this.#clock.now() - started);
+        this.#events.ended(reply, room, 'gone', this.#clock.now() - started);
         poll.done(undefined);
         continue;
       }
@@ -455,7 +455,7 @@ export class Hub<R extends Reply> {
     found: readonly Message[],
     cursor: number,
     known: number | undefined,
-    outcome: PollOutcome,
+    outcome: 'message' | 'reset' | 'presence',
     started: number,
     expired = false,
   ): undefined {
@@ -467,9 +467,10 @@ export class Hub<R extends Reply> {
             expired,
             people: listFor(this.#answers.people(room), known),
           });
-    const { report } = this.#options;
-    if (writeBody(reply, body) && body.count > 0) report.delivered(body.count);
-    report.pollEnded(reply, room, outcome, 200, this.#clock.now() - started);
+    if (this.#options.replies.send(reply, body, false) && body.count > 0) {
+      this.#events.delivered(body.count);
+    }
+    this.#events.ended(reply, room, outcome, this.#clock.now() - started);
     return undefined;
   }
 }

@@ -126,15 +126,6 @@ export class MessageLog {
     return this.#rooms.size;
   }
 
-  get trustRing(): boolean {
-    return this.#trustRing;
-  }
-
-  /** The store watch turns trust on while it keeps this process up to date, off when it cannot. */
-  set trustRing(trust: boolean) {
-    this.#trustRing = trust;
-  }
-
   onAdvance(listener: AdvanceListener): void {
     this.#listeners.push(listener);
   }

@@ -1,31 +1,30 @@
 /**
- * What the hub writes a poll's answer to: the few members of a response it
- * uses, so the hub imports nothing of HTTP (docs/design.md, "The hub"). Node's
- * `ServerResponse` has them all and is passed as is: no wrapper per poll.
+ * What the hub answers a poll through, so the hub speaks no HTTP
+ * (docs/design.md, "The hub"): a poll is a `Reply` the hub can watch (its
+ * client may go away), and `Replies` writes a body to it. Status, headers
+ * and the connection are the transport's (server/http/poll-reply.ts): Node's
+ * `ServerResponse` is passed as is, with no wrapper per poll.
  */
 import type { Body } from './body.ts';
 
 export interface Reply {
+  /** Answered already. */
   readonly writableEnded: boolean;
+  /** The client went away. */
   readonly destroyed: boolean;
-  writeHead(status: number, headers: Readonly<Record<string, string | number>>): unknown;
-  end(text: string): unknown;
-  setHeader(name: string, value: string): unknown;
   /** `close` before the answer: the client went away. */
   on(event: 'close', listener: () => void): unknown;
   removeListener(event: 'close', listener: () => void): unknown;
 }
 
-/**
- * Writes a prebuilt answer: no per-client header object (the response has
- * none of its own, so Node uses the body's as is). The body is a string,
- * not a Buffer: Node then sends header and body in one `write`, where a
- * Buffer body takes a corked `writev` of two chunks (docs/design.md, "The
- * hub"). False when the client is gone or was answered already.
- */
-export function writeBody(reply: Reply, body: Body): boolean {
-  if (reply.writableEnded || reply.destroyed) return false;
-  reply.writeHead(200, body.headers);
-  reply.end(body.json);
-  return true;
+/** The transport's side of a poll: how it is answered and who asked. */
+export interface Replies<R extends Reply> {
+  /**
+   * Answers `reply` with `body`; `last` when the server shuts down (the
+   * connection goes with the answer, so the client reconnects elsewhere).
+   * False when the client is gone or was answered already.
+   */
+  send(reply: R, body: Body, last: boolean): boolean;
+  /** The poll's client address, read only near the per-address limit (`address-count.ts`). */
+  addressOf(reply: R): string;
 }

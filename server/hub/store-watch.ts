@@ -47,12 +47,12 @@ export class StoreWatch {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#busWasLive = options.busLive();
-    this.#timer = this.#clock.setInterval(() => void this.tick(), options.intervalMs);
+    this.#timer = this.#clock.setInterval(() => void this.#tick(), options.intervalMs);
     this.#timer.unref();
   }
 
-  /** One look, if the bus is not live (or just came back). Runs on the timer; tests call it. */
-  async tick(): Promise<void> {
+  /** One look, if the bus is not live (or just came back). Runs on the timer. */
+  async #tick(): Promise<void> {
     const live = this.#options.busLive();
     const comeBack = live && !this.#busWasLive;
     this.#busWasLive = live;

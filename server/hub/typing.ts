@@ -78,11 +78,6 @@ export class Typing {
     this.#options = options;
   }
 
-  /** Rooms where someone typed lately (for tests). */
-  get rooms(): number {
-    return this.#rooms.size;
-  }
-
   /** Takes the event; false when its address is at its cap in the room (nothing changed). */
   typed(name: string, client: string, nickname: string, address?: string): boolean {
     const { clock, ttlMs } = this.#options;

@@ -21,8 +21,8 @@ import type { Body, TypingWake } from './body.ts';
 import type { Clock, Timer } from './clock.ts';
 import { DeadlineQueue } from './deadline-queue.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
-import { type Reply, writeBody } from './reply.ts';
-import type { PollOutcome, PollReport } from './report.ts';
+import type { Replies, Reply } from './reply.ts';
+import type { PollEnded, PollEvents } from './report.ts';
 import type { StoreReads } from './store-reads.ts';
 
 export interface WaitersOptions<R extends Reply> {
@@ -30,15 +30,15 @@ export interface WaitersOptions<R extends Reply> {
   answers: Answers;
   reads: StoreReads;
   presence: Presence;
-  report: PollReport<R>;
+  /** How a poll is answered, and its client's address (server/http/poll-reply.ts). */
+  replies: Replies<R>;
+  events: PollEvents<R>;
   clock: Clock;
   pollTimeoutMs: number;
   /** Waiting polls this process holds at most. */
   maxWaiters: number;
   /** Waiting polls one client address holds at most; 0: no limit. */
   maxPerAddress: number;
-  /** A poll's client address, read only while polls are counted by address. */
-  addressOf: (reply: R) => string;
   /** How often the online count of rooms with waiters is checked; 0: never. */
   presenceNotifyMs: number;
 }
@@ -76,6 +76,8 @@ interface WaitingRoom<R> {
   waiters: Set<Waiter<R>>;
 }
 
+type Outcome = PollEnded<unknown>['outcome'];
+
 /** Why a poll could not wait. */
 export type Refusal = 'closed' | 'overloaded' | 'address_limit';
 
@@ -101,11 +103,13 @@ export class Waiters<R extends Reply> {
   constructor(options: WaitersOptions<R>) {
     this.#options = options;
     this.#queue = new DeadlineQueue(options.clock, (now) => this.#onDue(now));
-    this.#addresses = new AddressCount(options.maxPerAddress, options.addressOf);
+    this.#addresses = new AddressCount(options.maxPerAddress, (reply) =>
+      options.replies.addressOf(reply),
+    );
     const gone = (waiter: Waiter<R>): void => {
       this.#remove(waiter);
       if (waiter.client !== undefined) this.#leaveSoon(waiter.room.name, waiter.client);
-      this.#ended(waiter, 'gone', 0);
+      this.#ended(waiter, 'gone');
     };
     this.#onClose = function (this: Tracked<R>): void {
       const waiter = this[WAITER];
@@ -316,7 +320,6 @@ export class Waiters<R extends Reply> {
     this.#options.clock.clearInterval(this.#presenceTimer);
     const empties: EmptyBodies = new Map();
     for (const waiter of [...this.#queue.values()]) {
-      waiter.reply.setHeader('Connection', 'close');
       this.#answer(waiter, this.#empty(waiter, empties), 'shutdown');
     }
   }
@@ -398,21 +401,21 @@ export class Waiters<R extends Reply> {
     }
   }
 
-  #answer(waiter: Waiter<R>, body: Body, outcome: PollOutcome): void {
+  #answer(waiter: Waiter<R>, body: Body, outcome: Outcome): void {
     this.#remove(waiter);
     this.#write(waiter, body, outcome);
   }
 
-  #write(waiter: Waiter<R>, body: Body, outcome: PollOutcome): void {
-    if (!writeBody(waiter.reply, body)) return;
-    if (body.count > 0) this.#options.report.delivered(body.count);
-    this.#ended(waiter, outcome, 200);
+  #write(waiter: Waiter<R>, body: Body, outcome: Outcome): void {
+    if (!this.#options.replies.send(waiter.reply, body, outcome === 'shutdown')) return;
+    if (body.count > 0) this.#options.events.delivered(body.count);
+    this.#ended(waiter, outcome);
   }
 
-  #ended(waiter: Waiter<R>, outcome: PollOutcome, status: number): void {
-    const { clock, pollTimeoutMs, report } = this.#options;
+  #ended(waiter: Waiter<R>, outcome: Outcome): void {
+    const { clock, pollTimeoutMs, events } = this.#options;
     const ms = clock.now() - (waiter.deadline - pollTimeoutMs);
-    report.pollEnded(waiter.reply, waiter.room.name, outcome, status, ms);
+    events.ended(waiter.reply, waiter.room.name, outcome, ms);
   }
 
   #empty(waiter: Waiter<R>, batch: EmptyBodies): Body {

@@ -26,27 +26,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { AddressOf } from '../core/client-address.ts';
+import type { PollOutcome } from '../hub/report.ts';
 import type { ChatMetrics } from './metrics.ts';
 import { requestId } from './request-log.ts';
-
-/** How a `GET /recv` ended. */
-export type PollOutcome =
-  /** Answered with messages (at once, or while it waited). */
-  | 'message'
-  /** Held for the whole poll timeout, answered empty. */
-  | 'timeout'
-  /** The client went away before its answer. */
-  | 'gone'
-  /** Answered empty because the server is shutting down. */
-  | 'shutdown'
-  /** Answered empty because the room's online count or list changed. */
-  | 'presence'
-  /** Answered empty, with who types, by a typing wake (`typingOnly`). */
-  | 'typing'
-  /** Answered at once because the cursor is ahead of the room (`reset`). */
-  | 'reset'
-  /** Refused with an error answer (4xx/5xx): bad input, overloaded, a limit. */
-  | 'error';
 
 export interface PollEnded {
   /** The request, for its id (`X-Request-Id`), method, url and address. */

@@ -33,6 +33,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 import { httpError } from '../core/errors.ts';
 import { writeError } from '../http/answer.ts';
+import { lanePath } from '../http/lane.ts';
 
 export interface PipeliningOptions {
   maxPipelined: number;
@@ -56,13 +57,12 @@ interface Connection {
 
 const connections = new WeakMap<Socket, Connection>();
 
-/** Whether `req` is a long-poll, by the paths Express routes to it (`/RECV`, `/recv/`). */
+/** Whether `req` is a long-poll: matched by the lane's one matcher (`lanePath`, any spelling). */
 export function isPoll(req: IncomingMessage): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const url = req.url ?? '';
   const mark = url.indexOf('?');
-  const path = (mark < 0 ? url : url.slice(0, mark)).toLowerCase();
-  return path === '/recv' || path === '/recv/';
+  return lanePath(mark < 0 ? url : url.slice(0, mark)) === '/recv';
 }
 
 export function guardPipelining(

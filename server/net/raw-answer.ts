@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpError } from '../core/errors.ts';
-import { JSON_HEADERS } from '../http/answer.ts';
+import { errorJson, JSON_HEADERS } from '../http/answer.ts';
 
 /** Writes `error` as a whole HTTP/1.1 answer, then closes; false when the socket could not take it. */
 export function writeRawError(socket: Duplex, error: HttpError): boolean {
@@ -17,7 +17,7 @@ export function writeRawError(socket: Duplex, error: HttpError): boolean {
     socket.destroy();
     return false;
   }
-  const json = JSON.stringify({ error: { code: error.code, message: error.message } });
+  const json = errorJson(error);
   const lines = [`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`];
   for (const [name, value] of Object.entries(JSON_HEADERS)) lines.push(`${name}: ${value}`);
   if (error.retryAfter !== undefined) lines.push(`Retry-After: ${error.retryAfter}`);

@@ -25,18 +25,21 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type Bus, LocalBus } from '../bus/bus.ts';
 import { ClusterBus } from '../bus/cluster-bus.ts';
 import { RedisBus } from '../bus/redis-bus.ts';
-import { clientAddress } from '../core/client-address.ts';
+import { type AddressOf, clientAddress } from '../core/client-address.ts';
 import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/lane.ts';
+import { pollReplies, reportPolls } from '../http/poll-reply.ts';
 import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
+import type { CountedClient } from '../http/recv.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { WriteHealth } from '../metrics/write-health.ts';
 import { createEdge } from '../net/edge.ts';
+import { createPresenceCap } from '../presence/address-cap.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
@@ -119,16 +122,12 @@ export async function startChat(
     store,
     bus,
     presence,
-    report: {
-      pollEnded: (res, room, outcome, status, ms) =>
-        telemetry.pollEnded({ req: res.req, room, outcome, status, ms }),
-      delivered: (count) => telemetry.delivered(count),
-    },
-    addressOf: (res) => addressOf(res.req),
+    replies: pollReplies(addressOf),
     storeState: ops.store,
     log,
     clock: parts.clock,
   });
+  reportPolls(hub, telemetry);
 
   const chat: ChatContext = {
     config,
@@ -181,7 +180,15 @@ export async function startChat(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit, historyLimit })),
+    edge.listener(
+      createRequestListener(chat, {
+        ops,
+        sendLimit,
+        typingLimit,
+        historyLimit,
+        countedClient: countedClient(config, addressOf, () => edge.uncounted()),
+      }),
+    ),
   );
   edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 
@@ -279,6 +286,24 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
     bus: new LocalBus(),
     presence: new LocalPresence(windowMs, Date.now, config.maxRooms, config.peopleListedPerAddress),
     close: async () => {},
+  };
+}
+
+/** The per-address cap of counted presence ids (server/presence/address-cap.ts), for `GET /recv`. */
+function countedClient(
+  config: Readonly<Config>,
+  addressOf: AddressOf,
+  onUncounted: () => void,
+): CountedClient {
+  // Even without a cap (0), an id stays held by the first address to poll with it.
+  const admit = createPresenceCap({
+    perAddress: config.presenceClientsPerAddress,
+    windowMs: config.pollTimeoutMs + config.presenceGraceMs,
+  });
+  return (req, client) => {
+    if (admit(addressOf(req), client)) return client;
+    onUncounted();
+    return undefined;
   };
 }
 

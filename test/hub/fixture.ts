@@ -13,40 +13,35 @@ import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
 import { type Bus, LocalBus } from '../../server/bus/bus.ts';
 import { defaults } from '../../server/core/config.ts';
 import { silentLog } from '../../server/core/log.ts';
+import type { Body } from '../../server/hub/body.ts';
 import { Hub, type HubConfig } from '../../server/hub/hub.ts';
-import type { Reply } from '../../server/hub/reply.ts';
+import type { Replies, Reply } from '../../server/hub/reply.ts';
 import type { PollOutcome } from '../../server/hub/report.ts';
 import type { OutageState } from '../../server/metrics/outage.ts';
 import { LocalPresence, type Presence } from '../../server/presence/presence.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { MessageStore } from '../../server/store/store.ts';
 
-/** A reply that keeps what the hub wrote to it, as a client would see it. */
+/** A reply that keeps what the hub answered it with, as a client would see it. */
 export class TestReply extends EventEmitter implements Reply {
   writableEnded = false;
   destroyed = false;
-  status: number | undefined;
-  headers: Readonly<Record<string, string | number>> | undefined;
+  /** The body the hub answered with: polls that share one get the very same object. */
+  body: Body | undefined;
   json: string | undefined;
-  readonly extraHeaders: Record<string, string> = {};
+  /** Answered as the server shut down (the transport closes the connection). */
+  last = false;
 
   constructor(readonly address = '192.0.2.1') {
     super();
   }
 
-  writeHead(status: number, headers: Readonly<Record<string, string | number>>): void {
-    this.status = status;
-    this.headers = headers;
-  }
-
-  end(text: string): void {
-    this.json = text;
+  answerWith(body: Body, last: boolean): void {
+    this.body = body;
+    this.json = body.json;
+    this.last = last;
     this.writableEnded = true;
     this.emit('answered');
-  }
-
-  setHeader(name: string, value: string): void {
-    this.extraHeaders[name] = value;
   }
 
   /** The client goes away before its answer. */
@@ -68,7 +63,6 @@ export class TestReply extends EventEmitter implements Reply {
 export interface Ended {
   room: string;
   outcome: PollOutcome;
-  status: number;
   ms: number;
 }
 
@@ -104,23 +98,29 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
   const presence = parts.presence ?? new LocalPresence(config.pollTimeoutMs + 5_000);
   const ended: Ended[] = [];
   const counts = { delivered: 0, addressReads: 0 };
+  const replies: Replies<TestReply> = {
+    send(reply, body, last) {
+      if (reply.writableEnded || reply.destroyed) return false;
+      reply.answerWith(body, last);
+      return true;
+    },
+    addressOf(reply) {
+      counts.addressReads += 1;
+      return reply.address;
+    },
+  };
   const hub = new Hub<TestReply>({
     config,
     store,
     bus: parts.bus ?? new LocalBus(),
     presence,
-    report: {
-      pollEnded: (_reply, room, outcome, status, ms) => ended.push({ room, outcome, status, ms }),
-      delivered: (count) => {
-        counts.delivered += count;
-      },
-    },
-    addressOf: (reply) => {
-      counts.addressReads += 1;
-      return reply.address;
-    },
+    replies,
     storeState: parts.storeState,
     log: silentLog,
+  });
+  hub.onPollEnded(({ room, outcome, ms }) => ended.push({ room, outcome, ms }));
+  hub.onDelivered((count) => {
+    counts.delivered += count;
   });
   running.push(hub);
 
