@@ -67,4 +67,4 @@ STOPSIGNAL SIGTERM
 # The entrypoint puts DATABASE_PASSWORD into DATABASE_URL, percent-encoded,
 # then runs dist/server/main.js in the same process (signals reach the chat),
 # under the chat's Node flags (server/process/node-flags.ts).
-CMD ["node", "--max-semi-space-size=2", "scripts/docker-entrypoint.mjs"]
+CMD ["node", "--max-semi-space-size=4", "scripts/docker-entrypoint.mjs"]

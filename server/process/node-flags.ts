@@ -5,7 +5,7 @@
  * primary was started without). `test/deploy/node-flags.test.ts` checks
  * each of those files carries exactly these.
  *
- * `--max-semi-space-size=2`: V8's young generation at most 2 MB a half.
+ * `--max-semi-space-size=4`: V8's young generation at most 4 MB a half.
  * Node 26's V8 lets it grow to 32 MB a half (64 MB in all) under a burst of
  * allocation, such as thousands of polls arriving, and keeps it committed:
  * at 10,000 waiting polls that was about a third of the chat's memory per
@@ -14,7 +14,7 @@
  * generation; docs/design.md, "Memory per waiting poll", says what that
  * costs per delivery.
  */
-export const nodeFlags: readonly string[] = Object.freeze(['--max-semi-space-size=2']);
+export const nodeFlags: readonly string[] = Object.freeze(['--max-semi-space-size=4']);
 
 /** `execArgv` with every flag of `nodeFlags` it lacks appended (one it sets itself wins). */
 export function withNodeFlags(execArgv: readonly string[]): string[] {
