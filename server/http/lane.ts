@@ -107,7 +107,10 @@ export function createRequestListener(chat: ChatContext, ops: AppOps = {}): Requ
   });
   const time = createTimeHandler(chat.telemetry);
   const app = createApp(chat, ops);
+  const takeAnswers = chat.store.takeAnswers?.bind(chat.store);
   return (req: IncomingMessage, res: ServerResponse) => {
+    // Sends stored meanwhile are acknowledged now, in this turn (sqlite-store.ts).
+    takeAnswers?.();
     const url = req.url ?? '';
     const mark = url.indexOf('?');
     const path = lanePath(mark < 0 ? url : url.slice(0, mark));

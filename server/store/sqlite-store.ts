@@ -18,13 +18,11 @@
  * turn later, and on a busy loop a turn is long (bench T6: each of 4
  * senders waits for its acknowledgement before it sends again). Each append
  * goes to the writer at once, as a request of its own; the loop goes on
- * with other requests while the worker writes, and the store takes the
- * replies that have come whenever it is called again (the next send, a
- * catch-up or history read), with no help from the HTTP layer. At the end
- * of the turn it waits at most `waitMs` (1 ms) for the rest. An
+ * with other requests while the worker writes, and takes the replies that
+ * have come as each new request comes in (`takeAnswers`, from the lane).
+ * At the end of the turn it waits at most `waitMs` (1 ms) for the rest. An
  * acknowledgement that waited for the end of the turn, or for a blocking
- * round trip per send, cost T6 a large share of its deliveries (the bench's
- * reports).
+ * round trip per send, cost T6 a fifth or more of its deliveries.
  *
  * Writes are not quick while that wait ran out with appends unanswered (a
  * lock held elsewhere, a frozen file system) or when the last one ran longer
@@ -108,7 +106,6 @@ export class SqliteStore implements MessageStore {
 
   append(input: NewMessage): Promise<AppendResult> {
     if (this.#closed) return Promise.reject(closedError());
-    this.#takeAnswers();
     return new Promise((resolve, reject) => {
       const pending = { input, deadline: this.#deadline(), resolve, reject };
       if (this.#quickNow()) {
@@ -206,11 +203,11 @@ export class SqliteStore implements MessageStore {
   }
 
   /**
-   * Takes the writer's replies that have come, as each call to the store
-   * comes in: a send stored while the loop served other requests is
-   * acknowledged now, in this turn, not on the turn its reply event runs.
+   * Takes the writer's replies that have come (the lane calls it as each
+   * request comes in): a send stored while the loop served other requests
+   * is acknowledged now, in this turn.
    */
-  #takeAnswers(): void {
+  takeAnswers(): void {
     if (this.#inFlight > 0) this.#writer.takeReplies();
   }
 
@@ -223,7 +220,7 @@ export class SqliteStore implements MessageStore {
 
   /**
    * One append, at once, as a request of its own: its reply is taken as the
-   * next calls come in (`#takeAnswers`), or at the end of the turn, when
+   * next requests come in (`takeAnswers`), or at the end of the turn, when
    * the loop waits at most `waitMs` for the turn's last replies.
    */
   #quick(pending: Pending): void {
@@ -264,7 +261,6 @@ export class SqliteStore implements MessageStore {
 
   #read<C extends Parameters<SqliteThread['request']>[0]>(call: C) {
     if (this.#closed) return Promise.reject(closedError());
-    this.#takeAnswers();
     return this.#call(() => this.#reader.request(call, this.#deadline(), true));
   }
 
