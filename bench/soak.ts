@@ -223,6 +223,7 @@ async function main(): Promise<void> {
   spec.env = {
     ...spec.env,
     MAX_POLLS_PER_ADDRESS: '0',
+    MAX_POLLS_PER_CLIENT: '0',
     MAX_CONNECTIONS_PER_ADDRESS: '0',
     MAX_IDLE_PER_ADDRESS: '0',
     PRESENCE_CLIENTS_PER_ADDRESS: '0',

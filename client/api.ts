@@ -23,6 +23,8 @@ export interface NewMessage {
   room: string;
   /** Idempotency key: a retry with the same key is stored once. */
   key: string;
+  /** The browser's client id: its own share of the send limit behind a shared address. */
+  client?: string;
 }
 
 /**

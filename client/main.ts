@@ -76,6 +76,7 @@ $nickname.on('change', () => saveItem(NICKNAME_KEY, String($nickname.val()).trim
 
 const sender = new Sender({
   room,
+  client: browserClientId,
   // The typing notice of the draft reaches the server before the message that ends it.
   before: () => whoIsHere.settled(),
   onSent(pending, message) {

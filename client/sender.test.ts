@@ -58,6 +58,24 @@ describe('Sender', () => {
     expect(late).toBe('anyway');
   });
 
+  it("should send the browser's client id with each message, for its own share of the send limit", async () => {
+    const posted = await new Promise<NewMessage>((resolve) => {
+      const sender = new Sender({
+        room: 'main',
+        client: () => 'browser-0123456789',
+        send: async (input) => {
+          resolve(input);
+          return stored(input, 1);
+        },
+        onSent: () => {},
+        onRetrying: () => {},
+        onRefused: () => {},
+      });
+      sender.enqueue('hi', 'Ann');
+    });
+    expect(posted.client).toBe('browser-0123456789');
+  });
+
   it('should retry a failed send with the same key, and keep the order typed', async () => {
     const attempts: NewMessage[] = [];
     let failures = 1;

@@ -33,6 +33,8 @@ export interface PendingSend {
 
 export interface SenderOptions {
   room: string;
+  /** The browser's client id, sent with each message: its share of the send limit (a NAT's people are counted apart). */
+  client?: () => string;
   /** The server stored it. */
   onSent(pending: PendingSend, message: Message): void;
   /** A retry failed and another will follow. */
@@ -88,7 +90,7 @@ export class Sender {
   }
 
   async #deliver(pending: PendingSend): Promise<void> {
-    const { room, onSent, onRetrying, onRefused } = this.#options;
+    const { room, client, onSent, onRetrying, onRefused } = this.#options;
     const post = this.#options.send ?? send;
     const before = this.#options.before;
     if (before) {
@@ -102,7 +104,10 @@ export class Sender {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const timeout = AbortSignal.timeout(this.#options.timeoutMs ?? SEND_TIMEOUT_MS);
-        const message = await post({ ...pending, room }, timeout);
+        const message = await post(
+          { ...pending, room, ...(client && { client: client() }) },
+          timeout,
+        );
         onSent(pending, message);
         return;
       } catch (thrown) {

@@ -34,3 +34,25 @@ test.describe('own messages', () => {
     }
   });
 });
+
+test.describe('a send', () => {
+  // Behind a shared address (a NAT) each browser's sends count in a share of
+  // their own (server/http/rate-limit.ts): the page names itself as its polls do.
+  test("carries the browser's client id, the one its polls carry", async ({ openChat }) => {
+    const ann = await openChat();
+    await expect(ann.status).toHaveText('connected');
+    const polls: string[] = [];
+    const sends: string[] = [];
+    ann.page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/recv') polls.push(url.searchParams.get('client') ?? '');
+      if (url.pathname === '/send') sends.push(request.postDataJSON().client);
+    });
+    await ann.send('counted as mine');
+    await expect(ann.texts).toHaveText(['counted as mine']);
+    await expect.poll(() => polls.length).toBeGreaterThan(0);
+    expect(sends).toHaveLength(1);
+    expect(sends[0]).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+    expect(sends[0]).toBe(polls[0]);
+  });
+});

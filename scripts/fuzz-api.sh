@@ -29,7 +29,7 @@ fi
 work="$(mktemp -d)"
 port="$(node -e 'const s=require("node:net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 PORT="$port" HOST=127.0.0.1 DATABASE_URL="sqlite:$work/chat.sqlite" POLL_TIMEOUT_MS=300 \
-  SEND_RATE=0 TYPING_RATE=0 HISTORY_RATE=0 SEND_KB_PER_HOUR=0 MAX_POLLS_PER_ADDRESS=0 \
+  SEND_RATE=0 TYPING_RATE=0 HISTORY_RATE=0 SEND_KB_PER_HOUR=0 MAX_POLLS_PER_ADDRESS=0 MAX_POLLS_PER_CLIENT=0 \
   MAX_CONNECTIONS_PER_ADDRESS=0 \
   PRESENCE_CLIENTS_PER_ADDRESS=0 LOG_LEVEL=warn node dist/server/main.js >"$work/chat.log" 2>&1 &
 chat=$!

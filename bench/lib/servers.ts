@@ -60,13 +60,15 @@ export function chatSpec(name: string, label: string, options: ChatOptions): Ser
       SEND_KB_PER_HOUR: '0',
       HISTORY_RATE: '0',
       // Every bench client comes from 127.0.0.1: the per-address poll limit
-      // (100 by default) would refuse all but 100 of T5's polls. Above every
+      // (500 by default) would refuse all but 500 of T5's polls. Above every
       // N here, the chat never counts addresses (it starts at this many
       // waiting polls, server/hub/address-count.ts): a chat at the default with
       // more polls than that also reads each new connection's address once
       // (getpeername: 6% of the chat's busy time in a profile of T5 at
       // N=10,000, when every poll read it).
       MAX_POLLS_PER_ADDRESS: '1000000',
+      // The bench's polls carry no client id: they would share one share of 10.
+      MAX_POLLS_PER_CLIENT: '0',
       // Likewise the per-address caps of connections and online ids
       // (server/net/connection-limit.ts, server/presence/address-cap.ts).
       MAX_CONNECTIONS_PER_ADDRESS: '0',

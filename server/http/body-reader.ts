@@ -3,8 +3,14 @@
  * body (`POST /send`, `POST /typing`): a JSON object (the page) or a form
  * (the 2011 client, curl), at most `limits.maxBodyBytes` and
  * `limits.maxFields` fields, UTF-8 only. The routes call it in the same
- * order: `bodyType` (415 before anything else is spent), then their limit,
- * then `readBody` (the header checks, then body-parser).
+ * order: `bodyType` (415 before anything else is spent), then
+ * `readLimitedBody`: the header checks, body-parser, then their limit,
+ * which counts each person apart (a share per `client` id behind an
+ * address, under the address's ceiling: rate-limit.ts), so it needs the
+ * body's `client` field; it runs before the body is validated, so every
+ * request counts, valid or not, and one whose body cannot be read counts in
+ * its address's anonymous share. Reading first costs little: the size is
+ * checked from the headers, and the body is small.
  *
  * body-parser (the parsers behind `express.json` and `express.urlencoded`)
  * does the size limit, the charsets, `Content-Encoding` (gzip, deflate, br)
@@ -17,6 +23,8 @@ import { TypeIs } from 'type-is';
 import { limits } from '../../protocol/protocol.ts';
 import { httpError } from '../core/errors.ts';
 import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
+import type { SendLimit } from './rate-limit.ts';
+import { shareClient } from './validate.ts';
 
 const BODY_LIMIT = limits.maxBodyBytes;
 
@@ -55,4 +63,26 @@ export function readBody(
       else resolve((req as IncomingMessage & { body?: unknown }).body);
     });
   });
+}
+
+/**
+ * The parsed body (`readBody`), counted by `limit` in its person's share
+ * (its `client` field, when it is a client id) or, when it could not be
+ * read, in its address's anonymous share.
+ */
+export async function readLimitedBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  type: string,
+  limit: SendLimit | undefined,
+): Promise<unknown> {
+  let body: unknown;
+  try {
+    body = await readBody(req, res, type);
+  } catch (error) {
+    await limit?.check(req, res);
+    throw error;
+  }
+  await limit?.check(req, res, shareClient(body));
+  return body;
 }

@@ -10,6 +10,7 @@ import type { Body } from '../hub/body.ts';
 import type { Hub } from '../hub/hub.ts';
 import type { Replies } from '../hub/reply.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
+import { uncountedShare } from '../presence/address-cap.ts';
 import { JSON_HEADERS } from './answer.ts';
 
 type Headers = Readonly<Record<string, string | number>>;
@@ -37,7 +38,11 @@ function send(res: ServerResponse, body: Body, last: boolean): boolean {
 
 /** The hub's `Replies` for Node's responses. */
 export function pollReplies(addressOf: AddressOf): Replies<ServerResponse> {
-  return { send, addressOf: (res) => addressOf(res.req) };
+  return {
+    send,
+    addressOf: (res) => addressOf(res.req),
+    shareOf: (res) => uncountedShare(res.req),
+  };
 }
 
 /** The hub's poll events, as request log lines and metrics (server/metrics/telemetry.ts). */

@@ -1,20 +1,24 @@
 /**
- * The send limit: `POST /send` per client address. The typing limit
+ * The send limit: `POST /send` per person behind a client address, under a
+ * ceiling per address (`createLimit` says how the shares work). The typing limit
  * (`createTypingLimit`, `POST /typing`) is the same with a budget of its own
  * (`TYPING_RATE`, `TYPING_BURST`, its own keys): typing never uses up sends;
  * so is the history limit (`createHistoryLimit`, `GET /history`,
  * `HISTORY_RATE`, `HISTORY_BURST`): each page reads the store.
  *
  * - `SEND_BURST` sends per window of `SEND_BURST / SEND_RATE` seconds
- *   (`rateLimitWindow` in config.ts); `SEND_RATE=0` turns it off.
+ *   (`rateLimitWindow` in config.ts) for each person (`client` id), and
+ *   `SEND_ADDRESS_RATE` a second over the same window for an address;
+ *   `SEND_RATE=0` turns it off.
  * - Answers carry the standard `RateLimit` and `RateLimit-Policy` headers
  *   (IETF draft 8, `draft-ietf-httpapi-ratelimit-headers-08`); past the
  *   limit, 429 `rate_limited` in the chat's JSON error format, with
  *   `Retry-After`.
  * - The counting is express-rate-limit's: its `MemoryStore`, or with Redis
- *   (`REDIS_URL`) rate-limit-redis on the bus's own connection, so an
- *   address has one limit across every process and machine, not one per
- *   process.
+ *   (`REDIS_URL`) rate-limit-redis on the bus's own connection (the
+ *   shares under `<prefix>:send-share:`, the ceilings under
+ *   `<prefix>:send-limit:`), so an address and each person behind it have
+ *   one limit across every process and machine, not one per process.
  * - While Redis cannot be reached or does not answer, each process counts
  *   in memory instead: the limit holds per process rather than failing
  *   every send or none. A send that finds Redis down (the heartbeat,
@@ -50,10 +54,13 @@ import { createOutageState, type OutageState } from '../metrics/outage.ts';
 
 export interface SendLimit {
   /**
-   * Counts this send against its address, and sets the `RateLimit` headers
-   * on the answer to come. Throws `rate_limited` past the limit.
+   * Counts this request against its person's share (`client`; without one,
+   * its address's anonymous share), then, if the share allows it, against
+   * its address's ceiling, and sets the `RateLimit` headers on the answer to
+   * come. Throws `rate_limited` (or the route's code) past either. A limit
+   * without shares (history) counts the address alone and ignores `client`.
    */
-  check(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  check(req: IncomingMessage, res: ServerResponse, client?: string): Promise<void>;
   /** `redis` or `memory`: where the counts are kept. */
   readonly shared: 'redis' | 'memory';
   close(): Promise<void>;
@@ -67,29 +74,43 @@ interface LimitOptions {
   addressOf: AddressOf;
 }
 
+type Budget = Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>;
+
+/** `POST /send`: a share per person (`SEND_RATE`, `SEND_BURST`) under the address's `SEND_ADDRESS_RATE`. */
 export function createSendLimit(
-  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  config: Budget & Partial<Pick<Config, 'sendAddressRate'>>,
   options: LimitOptions,
 ): SendLimit | undefined {
-  return createAddressLimit(config, 'send', 'rate_limited', options);
+  return createLimit(config, 'send', 'rate_limited', options, config.sendAddressRate ?? 0);
 }
 
-/** `POST /typing` per client address, with its own budget (`typingRatePerSec`, `typingBurst`). */
+/** `POST /typing`, with its own budget (`typingRatePerSec`, `typingBurst`, `typingAddressRate`). */
 export function createTypingLimit(
-  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
+  config: Pick<Config, 'typingRatePerSec' | 'typingBurst' | 'redisPrefix' | 'redisTimeoutMs'> &
+    Partial<Pick<Config, 'typingAddressRate'>>,
   options: LimitOptions,
 ): SendLimit | undefined {
   const budget = budgetOf(config, config.typingRatePerSec, config.typingBurst);
-  return createAddressLimit(budget, 'typing', 'typing_rate_limited', options);
+  return createLimit(
+    budget,
+    'typing',
+    'typing_rate_limited',
+    options,
+    config.typingAddressRate ?? 0,
+  );
 }
 
-/** `GET /history` per client address, with its own budget (`historyRatePerSec`, `historyBurst`). */
+/**
+ * `GET /history` per client address, with its own budget (`historyRatePerSec`,
+ * `historyBurst`); no shares: a page reads history without its client id,
+ * and a page asks for few.
+ */
 export function createHistoryLimit(
   config: Pick<Config, 'historyRatePerSec' | 'historyBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
 ): SendLimit | undefined {
   const budget = budgetOf(config, config.historyRatePerSec, config.historyBurst);
-  return createAddressLimit(budget, 'history', 'history_rate_limited', options);
+  return createLimit(budget, 'history', 'history_rate_limited', options, undefined);
 }
 
 /** Another route's rate and burst, in the shape the send limit is counted in. */
@@ -97,7 +118,7 @@ function budgetOf(
   config: Pick<Config, 'redisPrefix' | 'redisTimeoutMs'>,
   sendRatePerSec: number,
   sendBurst: number,
-): Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'> {
+): Budget {
   return {
     sendRatePerSec,
     sendBurst,
@@ -106,34 +127,112 @@ function budgetOf(
   };
 }
 
-function createAddressLimit(
-  config: Pick<Config, 'sendRatePerSec' | 'sendBurst' | 'redisPrefix' | 'redisTimeoutMs'>,
-  what: 'send' | 'typing' | 'history',
-  code: 'rate_limited' | 'typing_rate_limited' | 'history_rate_limited',
+/** One fixed-window count of keys: in Redis (falling back to memory) or in memory. */
+interface Counter {
+  readonly limit: number;
+  /** The `RateLimit` name of its policy, and the policy header. */
+  readonly name: string;
+  readonly policy: string;
+  /** Counts one hit on `key`: the hits so far in the window, and the seconds until it resets. */
+  count(key: string): Promise<{ hits: number; reset: number }>;
+  close(): Promise<void>;
+}
+
+function createCounter(
+  window: { limit: number; windowMs: number },
+  keyPrefix: string,
+  what: string,
+  config: Pick<Config, 'redisPrefix' | 'redisTimeoutMs'>,
   options: LimitOptions,
-): SendLimit | undefined {
-  const window = rateLimitWindow(config);
-  if (!window) return undefined;
+): Counter {
   const store: Store = options.redis
     ? new RedisOrMemoryStore(options.redis, {
-        prefix: `${config.redisPrefix}:${what}-limit:`,
-        state: createOutageState({ name: `redis (shared ${what} limit)`, log: options.log }),
+        prefix: `${config.redisPrefix}:${keyPrefix}:`,
+        state: createOutageState({ name: `redis (shared ${what})`, log: options.log }),
         health: options.redisHealth,
         timeoutMs: config.redisTimeoutMs,
       })
     : new MemoryStore();
   // The stores read only the window from the options.
   void store.init?.({ windowMs: window.windowMs } as Options);
-
   const { limit } = window;
-  const keys = new BoundedKeys(MAX_ADDRESSES, window.windowMs);
   const seconds = Math.ceil(window.windowMs / 1000);
   const name = `"${limit}-in-${seconds}sec"`;
-  const policy = `${name}; q=${limit}; w=${seconds}`;
+  return {
+    limit,
+    name,
+    policy: `${name}; q=${limit}; w=${seconds}`,
+    async count(key) {
+      const { totalHits, resetTime } = await store.increment(key);
+      const reset = resetTime
+        ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
+        : seconds;
+      return { hits: totalHits, reset };
+    },
+    async close() {
+      await store.shutdown?.();
+    },
+  };
+}
+
+/**
+ * The limit of a route. With `ceilingPerSec` defined (send, typing), fair
+ * shares behind one address (docs/design.md, "Limits"):
+ * - each person, told apart by the `client` id of the request, counts in
+ *   a share of its own, keyed by address and id, so a neighbour behind the
+ *   same NAT who sends as fast as it can uses up its share, not theirs; an
+ *   address's requests without a `client` id (curl, the 2011 form) share
+ *   one anonymous share;
+ * - a request its share allows then counts in its address's ceiling
+ *   (`ceilingPerSec` a second, over the same window; 0: none), the last line
+ *   against one who invents ids. A request its share refuses is not counted
+ *   there, so a greedy browser's refused flood does not eat its neighbours'
+ *   ceiling.
+ * Without it (history), one count per address.
+ */
+function createLimit(
+  config: Budget,
+  what: 'send' | 'typing' | 'history',
+  code: 'rate_limited' | 'typing_rate_limited' | 'history_rate_limited',
+  options: LimitOptions,
+  ceilingPerSec: number | undefined,
+): SendLimit | undefined {
+  const window = rateLimitWindow(config);
+  if (!window) return undefined;
+  const byAddress = ceilingPerSec === undefined || ceilingPerSec > 0;
+  const ceiling = byAddress
+    ? createCounter(
+        ceilingPerSec === undefined
+          ? window
+          : {
+              windowMs: window.windowMs,
+              limit: Math.max(window.limit, Math.round((ceilingPerSec * window.windowMs) / 1000)),
+            },
+        `${what}-limit`,
+        `${what} limit`,
+        config,
+        options,
+      )
+    : undefined;
+  const shares =
+    ceilingPerSec === undefined
+      ? undefined
+      : createCounter(window, `${what}-share`, `${what} shares`, config, options);
+  const addresses = new BoundedKeys(MAX_ADDRESSES, window.windowMs);
+  const people = new BoundedKeys(MAX_SHARES, window.windowMs);
   const { addressOf } = options;
 
+  function refuse(res: ServerResponse, counter: Counter, hits: number, reset: number): void {
+    res.setHeader('RateLimit-Policy', counter.policy);
+    res.setHeader(
+      'RateLimit',
+      `${counter.name}; r=${Math.max(counter.limit - hits, 0)}; t=${reset}`,
+    );
+    if (hits > counter.limit) throw httpError(code, undefined, { retryAfter: Math.max(1, reset) });
+  }
+
   return {
-    async check(req, res) {
+    async check(req, res, client) {
       // A request on a pipe or Unix socket (IIS, a socket behind nginx) with
       // no X-Forwarded-For has no address: those share one bucket. An IPv6
       // address counts by its /56, as express-rate-limit advises (one host
@@ -141,23 +240,33 @@ function createAddressLimit(
       const address = addressOf(req);
       const key =
         address === undefined || address === 'unknown' ? 'no-address' : ipKeyGenerator(address);
-      const { totalHits, resetTime } = await store.increment(keys.admit(key));
-      const reset = resetTime
-        ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
-        : seconds;
-      res.setHeader('RateLimit-Policy', policy);
-      res.setHeader('RateLimit', `${name}; r=${Math.max(limit - totalHits, 0)}; t=${reset}`);
-      if (totalHits > limit) throw httpError(code, undefined, { retryAfter: Math.max(1, reset) });
+      if (shares) {
+        // Past the table's bound, a new person counts in its address's anonymous share.
+        const share = people.admit(`${key}|${client ?? ''}`, `${key}|`);
+        const { hits, reset } = await shares.count(share);
+        // The headers tell the person of its own share; the ceiling only refuses.
+        refuse(res, shares, hits, reset);
+      }
+      if (ceiling) {
+        const { hits, reset } = await ceiling.count(addresses.admit(key));
+        if (!shares || hits > ceiling.limit) refuse(res, ceiling, hits, reset);
+      }
     },
     shared: options.redis ? 'redis' : 'memory',
     async close() {
-      await store.shutdown?.();
+      await Promise.all([ceiling?.close(), shares?.close()]);
     },
   };
 }
 
 /** Addresses one limit counts at once, at most (`BoundedKeys`). */
 const MAX_ADDRESSES = 100_000;
+/**
+ * People's shares one limit counts at once, at most (`BoundedKeys`): past
+ * it, a new person counts in its address's anonymous share, so a flood of
+ * invented ids grows no table, and the people already counted keep theirs.
+ */
+const MAX_SHARES = 200_000;
 
 /**
  * The table of addresses a limit counts, bounded: past `max` addresses
@@ -180,15 +289,15 @@ export class BoundedKeys {
     this.#since = now();
   }
 
-  /** The key to count `key` under: itself, or the shared one past the bound. */
-  admit(key: string): string {
+  /** The key to count `key` under: itself, or the shared one (`overflow`) past the bound. */
+  admit(key: string, overflow = 'too-many-addresses'): string {
     const now = this.#now();
     if (now - this.#since >= this.#spanMs) {
       this.#keys = new Set();
       this.#since = now;
     }
     if (this.#keys.has(key)) return key;
-    if (this.#keys.size >= this.#max) return 'too-many-addresses';
+    if (this.#keys.size >= this.#max) return overflow;
     this.#keys.add(key);
     return key;
   }

@@ -105,6 +105,7 @@ function refusalError(refusal: Refusal): HttpError {
     case 'overloaded':
       return httpError('overloaded', undefined, { retryAfter: 5 });
     case 'address_limit':
+    case 'client_limit':
       return httpError('too_many_polls', undefined, { retryAfter: 5 });
   }
 }

@@ -9,11 +9,11 @@
  * with the same `key`. If that slow write does land after all, it is still
  * published, so the message shows, and the retry finds it by its key.
  *
- * The send limit runs before the body is read: a client past its limit
- * costs no parsing. Every send it lets through counts, valid or not.
- *
  * The body is read by the one body reader (body-reader.ts), with the
- * checks of `POST /typing` in the same order.
+ * checks of `POST /typing` in the same order; the send limit counts each
+ * person apart (a share per `client` id behind an address, under the
+ * address's ceiling: rate-limit.ts), so it runs once the body is read, for
+ * its `client` field, and before the body is validated.
  *
  * Why outside Express: a sender waits for this answer before its next
  * message, so its cost bounds how fast a room's messages can come
@@ -30,13 +30,13 @@ import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
-import { bodyType, readBody } from './body-reader.ts';
+import { bodyType, readLimitedBody } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
-import { parseNewMessage } from './validate.ts';
+import { parseNewMessage, shareClient } from './validate.ts';
 import { withTimeout } from './with-timeout.ts';
 
 export interface SendOptions {
@@ -54,11 +54,12 @@ export function createSendHandler(
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
+  const { sendKbPerHour, sendKbPerHourPerClient, trustProxy, forwardedForMaxBytes } = chat.config;
   const bytes =
     sendKbPerHour > 0
       ? new ByteBudget({
           kbPerHour: sendKbPerHour,
+          kbPerHourPerClient: sendKbPerHourPerClient,
           addressOf: clientAddress(trustProxy, forwardedForMaxBytes),
         })
       : undefined;
@@ -72,11 +73,14 @@ export function createSendHandler(
   ): Promise<SendAnswer> {
     checkSameSite(req);
     const type = bodyType(req);
-    await limit?.check(req, res);
-    const body = await readBody(req, res, type);
+    const body = await readLimitedBody(req, res, type, limit);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
-    bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
+    bytes?.charge(
+      req,
+      Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname),
+      shareClient(body),
+    );
     const appended = chat.store.append(input);
     // Posted once stored, even when the answer below timed out: the message shows.
     appended.then(

@@ -96,6 +96,18 @@ export function parseClient(value: unknown): string | undefined {
 }
 
 /**
+ * The `client` field of a body whose limit counts per person (send,
+ * typing), read before the body is validated: a client id, or undefined
+ * (the address's anonymous share) for anything else, which validation then
+ * refuses or ignores.
+ */
+export function shareClient(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const client = (body as Record<string, unknown>).client;
+  return typeof client === 'string' && CLIENT.test(client) ? client : undefined;
+}
+
+/**
  * A nickname, as `POST /send`, `POST /typing` and `GET /recv` take it:
  * cleaned, spaces collapsed; absent or blank, `Anonymous`.
  */
@@ -188,6 +200,9 @@ export function parseNewMessage(body: unknown): NewMessage {
 
   const nickname = parseNickname(fields.nickname);
   const room = parseRoom(fields.room);
+
+  // Optional: the sender's browser, for its share of the send limit (rate-limit.ts); not stored.
+  if (fields.client !== undefined && fields.client !== null) parseClient(fields.client);
 
   let key: string | undefined;
   if (fields.key !== undefined && fields.key !== null && fields.key !== '') {

@@ -52,6 +52,7 @@ export type HubConfig = Pick<
   | 'pollTimeoutMs'
   | 'maxWaiters'
   | 'maxPollsPerAddress'
+  | 'maxPollsPerClient'
   | 'presenceNotifyMs'
   | 'storeTimeoutMs'
   | 'storePollMs'
@@ -155,6 +156,7 @@ export class Hub<R extends Reply> {
       pollTimeoutMs: config.pollTimeoutMs,
       maxWaiters: config.maxWaiters,
       maxPerAddress: config.maxPollsPerAddress,
+      maxPerClient: config.maxPollsPerClient,
       presenceNotifyMs: config.presenceNotifyMs,
     });
     this.#waiters = waiters;

@@ -27,4 +27,6 @@ export interface Replies<R extends Reply> {
   send(reply: R, body: Body, last: boolean): boolean;
   /** The poll's client address, read only near the per-address limit (`address-count.ts`). */
   addressOf(reply: R): string;
+  /** The share of waiting polls of a poll served without its client id (`client-share.ts`). */
+  shareOf?(reply: R): string | undefined;
 }

@@ -10,14 +10,16 @@
  * - Every waiter ends: one queue and one timer (`deadline-queue.ts`).
  * - Serialise once. Waiters of a room that share a cursor get the very same
  *   body; waiters behind the log's ring share one store read per cursor.
- * - Fair share: `maxPerAddress` per address (`address-count.ts`), and
- *   `maxWaiters` in the process.
+ * - Fair share: `maxPerClient` per browser (`client-share.ts`), then
+ *   `maxPerAddress` per address (`address-count.ts`), and `maxWaiters` in
+ *   the process.
  */
 import type { Message } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
 import { AddressCount } from './address-count.ts';
 import { type Answers, type EmptyBodies, listFor, NO_LIST } from './answers.ts';
 import type { Body, TypingWake } from './body.ts';
+import { ClientShare } from './client-share.ts';
 import type { Clock, Timer } from './clock.ts';
 import { DeadlineQueue } from './deadline-queue.ts';
 import { type MessageLog, PAGE_SIZE } from './message-log.ts';
@@ -39,6 +41,8 @@ export interface WaitersOptions<R extends Reply> {
   maxWaiters: number;
   /** Waiting polls one client address holds at most; 0: no limit. */
   maxPerAddress: number;
+  /** Waiting polls one client id (or an address's polls without one) holds at most; 0: no limit. */
+  maxPerClient?: number | undefined;
   /** How often the online count of rooms with waiters is checked; 0: never. */
   presenceNotifyMs: number;
 }
@@ -64,6 +68,8 @@ interface Waiter<R> {
   client: string | undefined;
   /** The address it is counted under while polls are counted by address. */
   address: string | undefined;
+  /** The share it counts in (`client-share.ts`). */
+  share?: string | undefined;
   deadline: number;
   /** The online count the client was last shown. */
   online: number;
@@ -79,7 +85,7 @@ interface WaitingRoom<R> {
 type Outcome = PollEnded<unknown>['outcome'];
 
 /** Why a poll could not wait. */
-export type Refusal = 'closed' | 'overloaded' | 'address_limit';
+export type Refusal = 'closed' | 'overloaded' | 'address_limit' | 'client_limit';
 
 const WAITER = Symbol('waiter');
 type Tracked<R> = R & { [WAITER]?: Waiter<R> | undefined };
@@ -88,6 +94,7 @@ export class Waiters<R extends Reply> {
   readonly #rooms = new Map<string, WaitingRoom<R>>();
   readonly #queue: DeadlineQueue<Waiter<R>>;
   readonly #addresses: AddressCount<R>;
+  readonly #shares: ClientShare<R>;
   readonly #options: WaitersOptions<R>;
   readonly #presenceTimer: Timer | undefined;
   /** A notice waits for a shared view's fresh counts (`#notice`). */
@@ -105,6 +112,11 @@ export class Waiters<R extends Reply> {
     this.#queue = new DeadlineQueue(options.clock, (now) => this.#onDue(now));
     this.#addresses = new AddressCount(options.maxPerAddress, (reply) =>
       options.replies.addressOf(reply),
+    );
+    this.#shares = new ClientShare(
+      options.maxPerClient ?? 0,
+      (reply) => options.replies.addressOf(reply),
+      (reply) => options.replies.shareOf?.(reply),
     );
     const gone = (waiter: Waiter<R>): void => {
       this.#remove(waiter);
@@ -175,7 +187,7 @@ export class Waiters<R extends Reply> {
   }
 
   /** Why no poll could wait now, if none could (a poll's own address is checked by `wait`). */
-  refusal(): Exclude<Refusal, 'address_limit'> | undefined {
+  refusal(): Exclude<Refusal, 'address_limit' | 'client_limit'> | undefined {
     if (this.#closed) return 'closed';
     if (this.#queue.size >= this.#options.maxWaiters) return 'overloaded';
     return undefined;
@@ -214,6 +226,10 @@ export class Waiters<R extends Reply> {
       online: presence.count(roomName),
       people,
     };
+    if (!this.#shares.admit(waiter)) {
+      if (room.waiters.size === 0) this.#rooms.delete(roomName);
+      return 'client_limit';
+    }
     (reply as Tracked<R>)[WAITER] = waiter;
     room.waiters.add(waiter);
     this.#queue.add(waiter);
@@ -429,6 +445,7 @@ export class Waiters<R extends Reply> {
     if (room.waiters.size === 0) this.#rooms.delete(room.name);
     this.#queue.delete(waiter);
     this.#addresses.remove(waiter, this.#queue.size);
+    this.#shares.remove(waiter);
     waiter.reply.removeListener('close', this.#onClose);
     // Not `delete`: it would turn every answered reply into a slow dictionary-mode object.
     (waiter.reply as Tracked<R>)[WAITER] = undefined;

@@ -17,6 +17,7 @@
  * `maxAddresses` addresses (and as many client ids' holders) are kept (the
  * least recently seen is dropped).
  */
+import type { IncomingMessage } from 'node:http';
 export interface PresenceCapOptions {
   perAddress: number;
   /** Poll timeout plus grace: how long an id stays counted after its last poll. */
@@ -85,4 +86,22 @@ export function clientsPerAddress(
     clients.set(client, at);
     return true;
   };
+}
+
+const SHARE = Symbol('share');
+type Shared = IncomingMessage & { [SHARE]?: string };
+
+/**
+ * Marks a poll the cap served uncounted with its share of waiting polls
+ * (server/hub/client-share.ts): its address and the client id it named, so
+ * the people of a big NAT past the cap keep a share each, and one naming
+ * another address's id fills a share of its own address.
+ */
+export function markUncounted(req: IncomingMessage, address: string, client: string): void {
+  (req as Shared)[SHARE] = `${address} ${client}`;
+}
+
+/** The share `markUncounted` gave the poll, if it did. */
+export function uncountedShare(req: IncomingMessage): string | undefined {
+  return (req as Shared)[SHARE];
 }

@@ -39,7 +39,7 @@ import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { WriteHealth } from '../metrics/write-health.ts';
 import { createEdge } from '../net/edge.ts';
-import { createPresenceCap } from '../presence/address-cap.ts';
+import { createPresenceCap, markUncounted } from '../presence/address-cap.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
@@ -301,7 +301,10 @@ function countedClient(
     windowMs: config.pollTimeoutMs + config.presenceGraceMs,
   });
   return (req, client) => {
-    if (admit(addressOf(req), client)) return client;
+    const address = addressOf(req);
+    if (admit(address, client)) return client;
+    // Uncounted online, but still a person with a share of the address's polls.
+    markUncounted(req, address, client);
     onUncounted();
     return undefined;
   };

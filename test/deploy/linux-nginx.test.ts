@@ -285,7 +285,8 @@ describe.skipIf(!hasNginx)(title, () => {
       proxied = await startProxied(
         // Long enough that the first poll still waits when the last is held
         // on a loaded machine, below the site's 65 s read timeout.
-        () => startUnitChat({ pollTimeoutMs: 55_000 }),
+        // The polls carry no client id (the 2011 client's shape): the per-browser share is off.
+        () => startUnitChat({ pollTimeoutMs: 55_000, maxPollsPerClient: 0 }),
         () =>
           startSite([], {
             nofile,

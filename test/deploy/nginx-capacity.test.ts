@@ -49,7 +49,10 @@ describe.skipIf(!hasNginx || !hasCompose)(
         `nginx capacity: open-file limit ${nofile} (compose sets ${composeNofile}, this machine allows ${hardNofile()})`,
       );
       proxied = await startProxied(
-        () => startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS }),
+        // The polls carry no client id (the 2011 client's shape), which an
+        // address's share would hold to 10: the per-browser share is off.
+        () =>
+          startTestChat({ trustProxy: 1, pollTimeoutMs: POLL_TIMEOUT_MS, maxPollsPerClient: 0 }),
         (chat) => startNginx({ upstream: new URL(chat.url).host, root: '/nonexistent', nofile }),
       );
     });

@@ -19,8 +19,9 @@ export interface FromAddress {
   close(): void;
 }
 
-export function fromAddress(url: string, localAddress: string): FromAddress {
-  const agent = new Agent({ keepAlive: true, maxSockets: 8, localAddress });
+/** `maxSockets`: connections at once (8, as a browser per host; more to hold many polls). */
+export function fromAddress(url: string, localAddress: string, maxSockets = 8): FromAddress {
+  const agent = new Agent({ keepAlive: true, maxSockets, localAddress });
   const { hostname, port } = new URL(url);
   const send: FromAddress = Object.assign(
     (

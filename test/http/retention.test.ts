@@ -96,6 +96,33 @@ describe('retention on its own', () => {
   });
 });
 
+describe('stored bytes per person behind one address (SEND_KB_PER_HOUR_PER_CLIENT)', () => {
+  it("refuses a person past its share, serves its neighbours, and holds the address's budget", async () => {
+    const chat = await startTestChat({ sendKbPerHour: 8, sendKbPerHourPerClient: 4 });
+    const nat = fromAddress(chat.url, '127.0.0.1');
+    const long = (client: string) => ({
+      body: JSON.stringify({ text: 'x'.repeat(2000), nickname: 'Ann', client }),
+      headers: { 'content-type': 'application/json' },
+    });
+    const statuses = async (client: string, count: number) => {
+      const seen: number[] = [];
+      for (let i = 0; i < count; i += 1)
+        seen.push((await nat('POST', '/send', long(client))).status);
+      return seen;
+    };
+    try {
+      expect(await statuses('greedy-browser-1', 3)).toEqual([200, 200, 429]);
+      // Its neighbour's share is untouched.
+      expect(await statuses('neighbour-browser', 2)).toEqual([200, 200]);
+      // The address's 8 KiB are used up: a third person waits for the next hour.
+      expect(await statuses('third-browser-01', 1)).toEqual([429]);
+    } finally {
+      nat.close();
+      await chat.close();
+    }
+  });
+});
+
 describe('stored bytes per address (SEND_KB_PER_HOUR)', () => {
   it('refuses an address past its budget with 429 storage_limited, and serves another', async () => {
     const chat = await startTestChat({ sendKbPerHour: 4 });

@@ -80,6 +80,7 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   pollTimeoutMs: 25_000,
   maxWaiters: defaults.maxWaiters,
   maxPollsPerAddress: defaults.maxPollsPerAddress,
+  maxPollsPerClient: defaults.maxPollsPerClient,
   presenceNotifyMs: 0,
   storeTimeoutMs: defaults.storeTimeoutMs,
   storePollMs: defaults.storePollMs,

@@ -33,7 +33,13 @@ describe('connections', () => {
     it('refuses those past its cap with a JSON 429, logs and counts it, and serves others', async () => {
       const logs = captureLog('info');
       chat = await startTestChat(
-        { maxConnectionsPerAddress: 40, maxIdlePerAddress: 0, maxConnections: 1_000 },
+        // The polls carry no client id: without the per-client share they may all wait.
+        {
+          maxConnectionsPerAddress: 40,
+          maxIdlePerAddress: 0,
+          maxConnections: 1_000,
+          maxPollsPerClient: 0,
+        },
         { log: logs.log },
       );
       const port = portOf(chat.url);

@@ -153,4 +153,12 @@ describe('the addresses a rate limit counts (BoundedKeys)', () => {
     expect(keys.admit('d')).toBe('d');
     expect(keys.size).toBe(1);
   });
+
+  it("past its bound, counts a new person in the overflow it is given (its address's anonymous share)", () => {
+    const keys = new BoundedKeys(2, 1_000, () => 0);
+    expect(keys.admit('10.0.0.1|ann', '10.0.0.1|')).toBe('10.0.0.1|ann');
+    expect(keys.admit('10.0.0.1|bob', '10.0.0.1|')).toBe('10.0.0.1|bob');
+    expect(keys.admit('10.0.0.2|cid', '10.0.0.2|')).toBe('10.0.0.2|');
+    expect(keys.size).toBe(2);
+  });
 });

@@ -1,12 +1,14 @@
 /**
  * The send limit (server/http/rate-limit.ts): express-rate-limit with the
- * standard headers, one count per address across every process that shares
- * Redis, in memory otherwise, and in memory again while Redis is away.
+ * standard headers, one count per person (and one per address, its ceiling)
+ * across every process that shares Redis, in memory otherwise, and in memory
+ * again while Redis is away.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { uniquePrefix } from '../cluster/shared-database.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { fromAddress } from '../helpers/from-address.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -89,6 +91,8 @@ describe('POST /send past the send limit', () => {
         // 10 sends per 10 s window: the test is over long before it ends.
         SEND_RATE: '1',
         SEND_BURST: '10',
+        // An address's ceiling: two people's shares in one window.
+        SEND_ADDRESS_RATE: '2',
       };
       [a, b] = await Promise.all([startServerProcess({ env }), startServerProcess({ env })]);
     }, 60_000);
@@ -107,6 +111,29 @@ describe('POST /send past the send limit', () => {
       );
       expect(tally(seen)).toEqual({ accepted: 10, limited: 10 });
       expect(seen.slice(0, 10).every((s) => s === 200)).toBe(true);
+    });
+
+    it('gives each person behind one address a share across both, under the address’s ceiling', async () => {
+      // Another address than the test above's, whose sends count in its own ceiling.
+      const [toA, toB] = [fromAddress(a.url, '127.0.0.21'), fromAddress(b.url, '127.0.0.21')];
+      try {
+        const person = (client: string, count: number) =>
+          statuses(count, async (i) => {
+            const answer = await (i % 2 === 0 ? toA : toB)('POST', '/send', {
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ text: `${client} ${i}`, client }),
+            });
+            return new Response(answer.body, { status: answer.status });
+          });
+        // Each person's share holds across both processes: 10 of 15.
+        expect(tally(await person('person-ann-0001', 15))).toEqual({ accepted: 10, limited: 5 });
+        expect(tally(await person('person-bob-0001', 15))).toEqual({ accepted: 10, limited: 5 });
+        // The address's ceiling (20 in the window) is reached: a third person waits for the next window.
+        expect(tally(await person('person-cid-0001', 3))).toEqual({ accepted: 0, limited: 3 });
+      } finally {
+        toA.close();
+        toB.close();
+      }
     });
   });
 

@@ -7,13 +7,14 @@
  *
  * Through Express, not the lane (server/http/lane.ts): a page sends one at most every
  * `limits.typingIntervalMs` while its person types, so its cost is not
- * delivery's. The limit is its own budget (`TYPING_RATE`, `TYPING_BURST`):
- * typing never uses up a person's sends.
+ * delivery's. The limit is its own budget (`TYPING_RATE`, `TYPING_BURST`
+ * per person, `TYPING_ADDRESS_RATE` per address): typing never uses up a
+ * person's sends.
  */
 import type { Request, Response } from 'express';
 import { clientHost } from '../../core/client-address.ts';
 import { httpError } from '../../core/errors.ts';
-import { bodyType, readBody } from '../body-reader.ts';
+import { bodyType, readLimitedBody } from '../body-reader.ts';
 import type { ChatContext } from '../context.ts';
 import { createCrossSiteCheck } from '../cross-site.ts';
 import type { SendLimit } from '../rate-limit.ts';
@@ -29,8 +30,7 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     // The checks of a send, in its order (send.ts, body-reader.ts).
     checkSameSite(req);
     const type = bodyType(req);
-    await limit?.check(req, res);
-    const body = await readBody(req, res, type);
+    const body = await readLimitedBody(req, res, type, limit);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const { room, client, nickname, stopped } = parseTyping(body);
     chat.hub.typed(room, client, nickname, stopped, req.ip);
