@@ -95,6 +95,14 @@ export class DeadlineError extends Error {
   readonly code = 'CHAT_DEADLINE';
 }
 
+/** Whether an error with this code means the file cannot be used now (busy, I/O, full, a deadline), not that one request was bad. */
+export function isUnavailable(code: string | undefined): boolean {
+  return (
+    code !== undefined &&
+    (code === 'CHAT_DEADLINE' || /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY)/.test(code))
+  );
+}
+
 type Row = Message;
 
 export class SqliteFile {

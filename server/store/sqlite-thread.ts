@@ -8,8 +8,9 @@
  * the TypeScript source through tsx's loader; the build (`dist/`) runs the
  * emitted JavaScript.
  *
- * Replies come on a port of their own, and the worker bumps a shared
- * counter after each one, so a caller may take the replies that have come
+ * Replies come on a port of their own, several to a message (the worker
+ * answers all it took up at once), and the worker bumps a shared counter
+ * after each message, so a caller may take the replies that have come
  * without waiting for their event (`takeReplies`, `receiveMessageOnPort`),
  * or wait for them for a bounded moment (`awaitReplies`, `Atomics.wait`).
  * A reply not taken so arrives as an event, like every other.
@@ -58,9 +59,9 @@ export interface SqliteResults {
 
 /** What the worker is handed when it starts. */
 export interface SqliteWorkerData {
-  /** Where the replies go. */
+  /** Where the replies go, as arrays of `SqliteReply`. */
   replies: MessagePort;
-  /** Bumped (and notified) after each reply. */
+  /** Bumped (and notified) after each message of replies. */
   posted: Int32Array;
 }
 
@@ -189,7 +190,7 @@ export class SqliteThread {
     this.#posted = posted;
     worker.unref();
     port1.unref();
-    port1.on('message', (reply: SqliteReply) => this.#onReply(reply));
+    port1.on('message', (replies: SqliteReply[]) => this.#onReplies(replies));
     worker.on('error', (error) => this.#onExit(worker, error));
     worker.on('exit', (code) => this.#onExit(worker, new Error(`exit code ${code}`)));
     // The port keeps order: the file is open before any request runs.
@@ -223,8 +224,12 @@ export class SqliteThread {
 
   #take(replies: MessagePort): void {
     for (let next = receiveMessageOnPort(replies); next; next = receiveMessageOnPort(replies)) {
-      this.#onReply(next.message as SqliteReply);
+      this.#onReplies(next.message as SqliteReply[]);
     }
+  }
+
+  #onReplies(replies: SqliteReply[]): void {
+    for (const reply of replies) this.#onReply(reply);
   }
 
   #onReply(reply: SqliteReply): void {

@@ -1,14 +1,25 @@
 /**
  * The body of a SQLite worker thread (`sqlite-thread.ts` starts it): it
- * opens the file, then answers the main thread's requests one at a time.
+ * opens the file, then answers the main thread's requests in order.
+ *
+ * Group commit: when the thread comes back from a transaction (an fsync,
+ * with `synchronous=FULL`), it takes every request that came meanwhile, and
+ * consecutive appends among them go in one transaction, so senders that
+ * arrive while the disk is busy share the next fsync. The thread does not
+ * wait for the main thread to batch them: a main thread busy answering polls
+ * would leave the disk idle. Their replies go back in one message.
  *
  * Every request carries a deadline. One that waited in this thread's queue
  * past it (behind a stalled disk) is refused unrun, so a thread that comes
  * back does not spend its time on answers nobody waits for.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { DeadlineError, SqliteFile } from './sqlite-file.ts';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { DeadlineError, isUnavailable, SqliteFile } from './sqlite-file.ts';
 import type { SqliteReply, SqliteRequest, SqliteWorkerData } from './sqlite-thread.ts';
+import type { AppendResult } from './store.ts';
+
+/** Sends per transaction, at most. */
+const MAX_BATCH = 200;
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-worker.ts runs in a worker thread');
@@ -17,33 +28,125 @@ let file: SqliteFile | undefined;
 
 const { replies, posted } = workerData as SqliteWorkerData;
 
-port.on('message', (request: SqliteRequest) => {
-  replies.postMessage(answer(request));
+type AppendRequest = Extract<SqliteRequest, { op: 'append' }>;
+
+port.on('message', (first: SqliteRequest) => {
+  const requests = [first];
+  for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) {
+    requests.push(next.message as SqliteRequest);
+  }
+  const out: SqliteReply[] = [];
+  for (let i = 0; i < requests.length; ) {
+    const appends: AppendRequest[] = [];
+    let inputs = 0;
+    for (; i < requests.length; i++) {
+      const request = requests[i]!;
+      if (request.op !== 'append' || (appends.length > 0 && inputs >= MAX_BATCH)) break;
+      appends.push(request);
+      inputs += request.inputs.length;
+    }
+    if (appends.length === 0) {
+      out.push(answer(requests[i++]!));
+      continue;
+    }
+    // An append may wait for the lock: what is answered goes back first.
+    post(out);
+    appendAll(appends, out);
+  }
+  post(out);
+});
+
+/** Sends the replies in `out` in one message, and empties it. */
+function post(out: SqliteReply[]): void {
+  if (out.length === 0) return;
+  replies.postMessage(out.splice(0));
   // For a main thread waiting on it (sqlite-thread.ts, `awaitReplies`).
   Atomics.add(posted, 0, 1);
   Atomics.notify(posted, 0);
-});
+}
+
+/**
+ * Appends from several requests in one transaction, each request answered
+ * with its own results. One request that fails for itself (a bad input)
+ * must not fail the others: then each runs alone. One that fails for the
+ * file (busy, full, I/O, its deadline) fails them all, as it would each.
+ */
+function appendAll(requests: AppendRequest[], out: SqliteReply[]): void {
+  const now = Date.now();
+  const live: AppendRequest[] = [];
+  for (const request of requests) {
+    if (now > request.deadline) out.push(failed(request.id, expired()));
+    else live.push(request);
+  }
+  if (live.length <= 1) {
+    for (const request of live) out.push(answer(request));
+    return;
+  }
+  const started = performance.now();
+  let results: AppendResult[];
+  try {
+    if (!file) throw notOpen();
+    // The batch's deadline is its earliest: no send in it waits past its own.
+    const deadline = Math.min(...live.map((request) => request.deadline));
+    results = file.append(
+      live.flatMap((request) => request.inputs),
+      deadline,
+    );
+  } catch (error) {
+    if (unavailable(error)) {
+      for (const request of live) out.push(failed(request.id, error));
+    } else {
+      for (const request of live) out.push(answer(request));
+    }
+    return;
+  }
+  const ms = performance.now() - started;
+  let at = 0;
+  for (const request of live) {
+    const value = results.slice(at, at + request.inputs.length);
+    at += request.inputs.length;
+    out.push({ id: request.id, value, ms });
+  }
+}
 
 function answer(request: SqliteRequest): SqliteReply {
   const { id } = request;
   const started = performance.now();
   try {
     if (request.op !== 'open' && request.op !== 'close' && Date.now() > request.deadline) {
-      throw new DeadlineError('the request waited past its deadline');
+      throw expired();
     }
     const value = run(request);
     return { id, value, ms: performance.now() - started };
   } catch (error) {
-    const { name, message, code } = error as { name?: unknown; message?: unknown; code?: unknown };
-    return {
-      id,
-      error: {
-        name: String(name ?? 'Error'),
-        message: String(message ?? error),
-        code: typeof code === 'string' ? code : undefined,
-      },
-    };
+    return failed(id, error);
   }
+}
+
+function failed(id: number, error: unknown): SqliteReply {
+  const { name, message, code } = error as { name?: unknown; message?: unknown; code?: unknown };
+  return {
+    id,
+    error: {
+      name: String(name ?? 'Error'),
+      message: String(message ?? error),
+      code: typeof code === 'string' ? code : undefined,
+    },
+  };
+}
+
+function expired(): DeadlineError {
+  return new DeadlineError('the request waited past its deadline');
+}
+
+function notOpen(): Error {
+  return Object.assign(new Error('SQLite is not open'), { code: 'SQLITE_CANTOPEN' });
+}
+
+/** Whether `error` is the file's, not one request's: what `sqlite-store.ts` answers 503 for. */
+function unavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && isUnavailable(code);
 }
 
 function run(request: SqliteRequest): unknown {
@@ -57,7 +160,7 @@ function run(request: SqliteRequest): unknown {
     file = undefined;
     return undefined;
   }
-  if (!file) throw Object.assign(new Error('SQLite is not open'), { code: 'SQLITE_CANTOPEN' });
+  if (!file) throw notOpen();
   switch (request.op) {
     case 'append':
       return file.append(request.inputs, request.deadline);
