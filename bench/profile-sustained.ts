@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3] [--messages=2000] [--top=25] [--interval=500]`
+ * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3] [--messages=2000] [--top=25] [--interval=500] [--db=disk|tmpfs] [--build=DIR]`
  * (after `npm run build`): runs a server under `node --cpu-prof`, drives T6's
  * workload at it (100 subscribers re-polling with their cursor, 4 senders
  * each waiting for its acknowledgement), then reads the profile and prints
@@ -13,6 +13,11 @@
  * `both` profiles the baseline (the in-memory node:http cursor server) and
  * then the chat, back to back, and adds the difference in µs per HTTP request
  * (poll answers + sends): what the chat spends that the baseline does not.
+ *
+ * SQLite is on the disk that holds `data/` (where users keep it), or with
+ * `--db=tmpfs` in /dev/shm, as in `compare-builds.ts`. `--build=DIR`
+ * profiles another built checkout (a commit before a change) with this
+ * script.
  *
  * Only the measured rounds count: start-up and the warm-up runs are cut
  * from the samples by their time. Shares are of the busy (non-idle) time. On
@@ -36,6 +41,7 @@ import {
   renderBreakdown,
 } from './lib/cpu-profile.ts';
 import { LoadGenerator } from './lib/load.ts';
+import { type DbPlace, dbPlace, describeScratch, makeScratch } from './lib/scratch.ts';
 import { bareHttpSpec, chatSpec, type ServerSpec, startServer } from './lib/servers.ts';
 import { sustained, sustainedSummary, warmUp } from './scenarios/polls.ts';
 
@@ -51,6 +57,8 @@ Profiles T6's workload (100 re-polling subscribers, 4 senders) in the server.
   --messages=N     messages per round (default 2000)
   --top=N          self-time entries printed (default 25)
   --interval=µs    V8's sampling interval (default 500)
+  --db=disk|tmpfs  the SQLite file on the disk of data/ (default) or in /dev/shm
+  --build=DIR      the built checkout to profile (default this one)
   -h, --help       this help`,
   options: {
     rounds: { type: 'string' },
@@ -58,6 +66,8 @@ Profiles T6's workload (100 re-polling subscribers, 4 senders) in the server.
     messages: { type: 'string' },
     top: { type: 'string' },
     interval: { type: 'string' },
+    db: { type: 'string' },
+    build: { type: 'string' },
   },
   positionals: { max: 1 },
 } as const;
@@ -76,9 +86,16 @@ const top = cli.integer('top', 25, { min: 1 });
 // V8 samples every 1000 µs by default; finer gives more samples for the same run.
 const intervalUs = cli.integer('interval', 500, { min: 1 });
 
-const root = resolve(import.meta.dirname, '..');
+const root = resolve(cli.values.build ?? resolve(import.meta.dirname, '..'));
 const dir = join(import.meta.dirname, 'results', 'profiles');
-const sqliteFile = `/dev/shm/profile-sustained-${process.pid}.sqlite`;
+let place: DbPlace;
+try {
+  place = dbPlace(cli.values.db);
+} catch (error) {
+  usageError(usage, (error as Error).message);
+}
+const scratch = makeScratch(place, 'profile-sustained');
+const sqliteFile = join(scratch.dir, 'chat.sqlite');
 
 /** The profile's clock: V8's monotonic ticks in µs, which `process.hrtime` also reads on Linux. */
 const clock = () => Number(process.hrtime.bigint() / 1000n);
@@ -122,6 +139,7 @@ async function profileOne(base: ServerSpec, gen: LoadGenerator): Promise<Profile
   } finally {
     await server.stop();
     for (const suffix of ['', '-wal', '-shm']) rmSync(sqliteFile + suffix, { force: true });
+    console.log(describeScratch(scratch));
   }
   // `CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile`: the main thread's is thread 0 (tsx's
   // loader hooks run in a thread of their own and write a profile too).
@@ -190,7 +208,13 @@ function difference(
 
 mkdirSync(dir, { recursive: true });
 const gen = new LoadGenerator();
-const chatSpecHere = chatSpec('chat', 'chat (SQLite)', { databaseUrl: `sqlite:${sqliteFile}` });
+const chatSpecHere = chatSpec('chat', `chat (${root}, SQLite on ${place})`, {
+  databaseUrl: `sqlite:${sqliteFile}`,
+});
+// The build's own entry point and bench routes, as compare-builds.ts runs them.
+chatSpecHere.argv = chatSpecHere.argv.map((arg) =>
+  arg.startsWith('./bench/') || arg.startsWith('dist/') ? join(root, arg) : arg,
+);
 try {
   if (which !== 'both') {
     await profileOne(which === 'bare' ? bareHttpSpec : chatSpecHere, gen);
@@ -221,4 +245,5 @@ try {
   }
 } finally {
   gen.close();
+  rmSync(scratch.dir, { recursive: true, force: true });
 }
