@@ -1,40 +1,44 @@
 /**
- * `npm run env:example`: writes `.env.example`'s second half, the chat's own
- * settings, from README.md's "Configuration" table (scripts/settings-table.ts);
- * with `--check` (in `npm run check:docs`), fails when the file differs, so
- * the example cannot drift from the documentation.
+ * `npm run env:example` (also `npm run settings:docs`): writes README.md's
+ * "Configuration" table and `.env.example`'s second half, the chat's own
+ * settings, from the table of settings (server/core/settings.ts, through
+ * scripts/settings-table.ts); with `--check` (in `npm run check:docs`),
+ * fails when either differs, so the documentation cannot drift from the code.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readCli } from './cli.ts';
-import { settingsTable, withSettings } from './settings-table.ts';
+import { settingsDrift, settingsTable, writtenDocs } from './settings-table.ts';
 
 const { values } = readCli({
   usage: `usage: npm run env:example [-- --check]
 
-Writes .env.example's settings from README.md's "Configuration" table.
+Writes README.md's "Configuration" table and .env.example's settings from
+server/core/settings.ts.
 
-  --check     write nothing; exit 1 when .env.example differs from the table
+  --check     write nothing; exit 1 when either file differs from the table
   -h, --help  this help`,
   options: { check: { type: 'boolean' } },
 } as const);
 
 const root = resolve(import.meta.dirname, '..');
-const path = resolve(root, '.env.example');
-const example = readFileSync(path, 'utf8');
-const wanted = withSettings(
-  example,
-  settingsTable(readFileSync(resolve(root, 'README.md'), 'utf8')),
-);
+const paths = { readme: resolve(root, 'README.md'), envExample: resolve(root, '.env.example') };
+const docs = {
+  readme: readFileSync(paths.readme, 'utf8'),
+  envExample: readFileSync(paths.envExample, 'utf8'),
+};
 if (values.check) {
-  if (wanted !== example) {
+  const drift = settingsDrift(docs, settingsTable);
+  if (drift.length > 0) {
     process.stderr.write(
-      '.env.example differs from README.md\'s "Configuration" table: run `npm run env:example`\n',
+      `${drift.join(' and ')} ${drift.length === 1 ? 'differs' : 'differ'} from server/core/settings.ts: run \`npm run env:example\`\n`,
     );
     process.exit(1);
   }
-  process.stdout.write('.env.example matches README.md\'s "Configuration" table\n');
+  process.stdout.write('README.md and .env.example match server/core/settings.ts\n');
 } else {
-  writeFileSync(path, wanted);
-  process.stdout.write('.env.example written from README.md\'s "Configuration" table\n');
+  const wanted = writtenDocs(docs, settingsTable);
+  writeFileSync(paths.readme, wanted.readme);
+  writeFileSync(paths.envExample, wanted.envExample);
+  process.stdout.write('README.md and .env.example written from server/core/settings.ts\n');
 }

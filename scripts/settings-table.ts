@@ -1,40 +1,47 @@
 /**
- * The README's "Configuration" table, the one list of every setting with
- * its default, read into rows, and `.env.example`'s second half (the chat's
- * own settings) written from them: `scripts/env-example.ts` writes or
- * checks the file, and test/scripts/env-example.test.ts also holds the
- * table to the names server/core/config.ts reads.
+ * The documentation written from the table of settings
+ * (server/core/settings.ts): README.md's "Configuration" table, between its
+ * markers, and `.env.example`'s second half (the chat's own settings).
+ * `scripts/env-example.ts` writes both or checks them, and
+ * test/scripts/env-example.test.ts holds them to the table.
  */
+import { type Setting, settings } from '../server/core/settings.ts';
 
-export interface Setting {
-  name: string;
-  /** As the README writes it: `3000`, `unset`, `all interfaces`… */
-  default: string;
-  meaning: string;
-}
+/** The settings as the documentation lists them, in the table's order. */
+export type SettingsTable = readonly Setting<unknown>[];
+export const settingsTable: SettingsTable = Object.values(settings);
 
+export const README_BEGIN =
+  '<!-- settings: written from server/core/settings.ts by `npm run env:example`; edit them there -->';
+const README_END = '<!-- end of the settings -->';
 export const SETTINGS_BEGIN = "# --- The chat's own settings";
 const SETTINGS_END = '# --- end of the chat settings ---';
 
-/** The rows of the README's "Configuration" table, a row `A` / `B` giving two settings. */
-export function settingsTable(readme: string): Setting[] {
-  const section = /^## Configuration\n([\s\S]*?)^## /m.exec(readme)?.[1];
-  if (section === undefined) throw new Error('README.md has no "## Configuration" section');
-  const settings: Setting[] = [];
-  for (const line of section.split('\n')) {
-    const cells = /^\| (`[A-Z_]+`(?: \/ `[A-Z_]+`)*) \| (.+?) \| (.+) \|$/.exec(line);
-    if (!cells) continue;
-    const names = [...cells[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!);
-    const values = cells[2]!.split(' / ');
-    names.forEach((name, i) => {
-      settings.push({
-        name,
-        default: plain(values.length === names.length ? values[i]! : cells[2]!),
-        meaning: plain(cells[3]!),
-      });
-    });
+/** A table cell: a `|` in the text would end it. */
+const cell = (markdown: string): string => markdown.replaceAll('|', '\\|');
+
+/** README.md's rows, between the markers. */
+export function readmeSettings(table: SettingsTable): string {
+  const rows = table.map(
+    (s) => `| \`${s.env}\` | ${cell(s.shown)} | ${cell(s.values)} | ${cell(s.doc)} |`,
+  );
+  return [
+    README_BEGIN,
+    '| variable | default | values | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    README_END,
+  ].join('\n');
+}
+
+/** README.md with the rows between its markers written from `table`. */
+export function withReadmeSettings(readme: string, table: SettingsTable): string {
+  const start = readme.indexOf(README_BEGIN);
+  const end = readme.indexOf(README_END);
+  if (start === -1 || end < start) {
+    throw new Error(`README.md has no "${README_BEGIN}" … "${README_END}" markers`);
   }
-  return settings;
+  return readme.slice(0, start) + readmeSettings(table) + readme.slice(end + README_END.length);
 }
 
 /** Markdown to plain text for a comment: no backticks, links as their text. */
@@ -71,21 +78,21 @@ function literal(value: string): string | undefined {
 }
 
 /** The block between the markers: each setting commented out at its default. */
-export function envExampleSettings(settings: Setting[]): string {
+export function envExampleSettings(table: SettingsTable): string {
   const out = [
-    `${SETTINGS_BEGIN} (written from README.md, "Configuration", by \`npm run env:example\`) ---`,
+    `${SETTINGS_BEGIN} (written from server/core/settings.ts by \`npm run env:example\`) ---`,
     '# For `npm start` (`set -a; . ./.env; set +a` first), systemd',
     "# (EnvironmentFile=) or the compose app service's `environment:`. Each line",
     '# is commented out at its default: uncomment it to change it.',
   ];
-  for (const setting of settings) {
+  for (const setting of table) {
+    const values = plain(setting.values);
     out.push('');
-    out.push(...comment(setting.meaning));
-    const value = literal(setting.default);
+    out.push(...comment(values === '' ? plain(setting.doc) : `${plain(setting.doc)} (${values})`));
+    const shown = plain(setting.shown);
+    const value = literal(shown);
     out.push(
-      value === undefined
-        ? `#${setting.name}=    # default: ${setting.default}`
-        : `#${setting.name}=${value}`,
+      value === undefined ? `#${setting.env}=    # default: ${shown}` : `#${setting.env}=${value}`,
     );
   }
   out.push(SETTINGS_END);
@@ -93,8 +100,31 @@ export function envExampleSettings(settings: Setting[]): string {
 }
 
 /** `.env.example` with its settings block replaced (or appended). */
-export function withSettings(example: string, settings: Setting[]): string {
+export function withSettings(example: string, table: SettingsTable): string {
   const start = example.indexOf(SETTINGS_BEGIN);
   const head = start === -1 ? `${example.trimEnd()}\n\n` : example.slice(0, start);
-  return head + envExampleSettings(settings);
+  return head + envExampleSettings(table);
+}
+
+/** The documentation files as `table` writes them. */
+export interface SettingsDocs {
+  readme: string;
+  envExample: string;
+}
+
+/** `docs` as `table` writes them. */
+export function writtenDocs(docs: SettingsDocs, table: SettingsTable): SettingsDocs {
+  return {
+    readme: withReadmeSettings(docs.readme, table),
+    envExample: withSettings(docs.envExample, table),
+  };
+}
+
+/** The files among `docs` that differ from what `table` writes: empty when all match. */
+export function settingsDrift(docs: SettingsDocs, table: SettingsTable): string[] {
+  const wanted = writtenDocs(docs, table);
+  return [
+    ...(wanted.readme === docs.readme ? [] : ['README.md']),
+    ...(wanted.envExample === docs.envExample ? [] : ['.env.example']),
+  ];
 }

@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { SETTINGS_BEGIN } from '../../scripts/settings-table.ts';
 import {
   ConfigError,
   defaults,
@@ -59,48 +61,34 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(Math.max(1, cpus().length));
   });
 
-  it('documents the defaults of the limits', () => {
-    expect(defaults).toMatchObject({
-      maxRooms: 10_000,
-      roomIdleMs: 30_000,
-      maxPollsPerAddress: 100,
-      storePollMs: 1_000,
-      presenceNotifyMs: 3_000,
-      presenceStaleMs: 10_000,
-      metrics: true,
-      metricsPort: undefined,
-      bodyTimeoutMs: 15_000,
-      headersTimeoutMs: 10_000,
-      sendRatePerSec: 5,
-      sendBurst: 20,
-      typingRatePerSec: 2,
-      typingBurst: 20,
-      typingWakeMs: 2_500,
-      typingTtlMs: 5_000,
-      redisTimeoutMs: 500,
-      maxPipelined: 16,
-      maxConnectionsPerAddress: 256,
-      maxIdlePerAddress: 32,
-      maxConnections: undefined,
-      keepAliveTimeoutMs: 65_000,
-      presenceClientsPerAddress: 100,
-      presenceChangeBurst: 4,
-      presenceChangeMs: 15_000,
-      metricsHost: undefined,
-      allowedHosts: [],
-      storeTimeoutMs: 2_000,
-      healthWriteWindowMs: 30_000,
-      sqliteMaxMb: 1024,
-      sqliteWaitMs: 1,
-      retentionDays: 30,
-      retentionPerRoom: 10_000,
-      retentionIntervalMs: 60_000,
-      retentionBatch: 5_000,
-      sendKbPerHour: 1024,
-      historyRatePerSec: 5,
-      historyBurst: 50,
-      forwardedForMaxBytes: 1_024,
-    });
+  it('gives the defaults for .env.example uncommented as it is written', async () => {
+    const example = await readFile(new URL('../../.env.example', import.meta.url), 'utf8');
+    const settingsBlock = example.slice(example.indexOf(SETTINGS_BEGIN));
+    const env = Object.fromEntries(
+      [...settingsBlock.matchAll(/^#([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(Object.keys(env)).toEqual(
+      expect.arrayContaining(['PORT', 'METRICS', 'MAX_CONNECTIONS']),
+    );
+    expect(loadConfig(env)).toEqual(defaults);
+  });
+
+  it('reports a bad value in the words of its setting', () => {
+    expect(problemsOf({ MAX_ROOMS: '0' })).toBe(
+      'MAX_ROOMS must be an integer from 1 to 10000000, got "0"',
+    );
+    expect(problemsOf({ METRICS: 'Sometimes' })).toBe(
+      'METRICS must be true or false, got "sometimes"',
+    );
+    expect(problemsOf({ LOG_LEVEL: 'loud' })).toBe(
+      'LOG_LEVEL must be error, warn, info or debug, got "loud"',
+    );
+    expect(problemsOf({ WORKERS: 'many' })).toBe(
+      'WORKERS must be "auto" or an integer from 1 to 256, got "many"',
+    );
+    expect(problemsOf({ ALLOWED_HOSTS: 'chat.example, a:80' })).toBe(
+      'ALLOWED_HOSTS has a bad host "a:80" (a name, *.name, an IPv4 or a [IPv6] address, no port)',
+    );
   });
 
   it('bounds storage by default; 0 turns each bound off', () => {

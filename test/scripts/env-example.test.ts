@@ -1,54 +1,107 @@
 /**
- * `.env.example` names every setting of the chat with its default, written
- * from README.md's "Configuration" table (scripts/env-example.ts), and that
- * table names exactly the variables server/core/config.ts reads.
+ * README.md's "Configuration" table and `.env.example` are written from the
+ * table of settings (server/core/settings.ts) by `npm run env:example`, and
+ * `npm run check:docs` fails when either differs from it.
  */
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { settingsTable, withSettings } from '../../scripts/settings-table.ts';
+import {
+  type SettingsTable,
+  settingsDrift,
+  settingsTable,
+  writtenDocs,
+} from '../../scripts/settings-table.ts';
+import { settings } from '../../server/core/settings.ts';
 
 const read = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
+const docs = async () => ({
+  readme: await read('README.md'),
+  envExample: await read('.env.example'),
+});
 
-/** The variable names config.ts reads: `read('X')`, `int('X', …)`, `bool('X', …)`. */
-async function configNames(): Promise<string[]> {
-  const source = await read('server/core/config.ts');
-  const body = source.slice(source.indexOf('export function loadConfig'));
-  return [...new Set([...body.matchAll(/\b(?:read|int|bool)\(\s*'([A-Z_]+)'/g)].map((m) => m[1]!))];
-}
+/** The table with one more setting, as a developer would add it. */
+const withNewSetting: SettingsTable = [
+  ...settingsTable,
+  {
+    ...settings.pollTimeoutMs,
+    env: 'NEW_SETTING_MS',
+    default: 42,
+    shown: '`42`',
+    doc: 'a setting nobody wrote down',
+  },
+];
 
 describe('the settings', () => {
-  it('README.md\'s "Configuration" table names exactly what config.ts reads', async () => {
-    const table = settingsTable(await read('README.md')).map((s) => s.name);
-    expect(new Set(table).size).toBe(table.length);
-    expect([...table].sort()).toEqual((await configNames()).sort());
+  it('name each variable once', () => {
+    const names = settingsTable.map((s) => s.env);
+    expect(new Set(names).size).toBe(names.length);
   });
 
-  it('.env.example is what the table writes', async () => {
-    const example = await read('.env.example');
-    expect(withSettings(example, settingsTable(await read('README.md')))).toBe(example);
+  it("README.md's table and .env.example are what the table writes", async () => {
+    expect(settingsDrift(await docs(), settingsTable)).toEqual([]);
   });
 
   it('.env.example names each setting once, at its default where the default is a value', async () => {
     const example = await read('.env.example');
-    const settings = settingsTable(await read('README.md'));
-    for (const { name, default: value } of settings) {
-      const lines = example.split('\n').filter((line) => line.startsWith(`#${name}=`));
-      expect({ name, lines: lines.length }).toEqual({ name, lines: 1 });
-      if (/^\d+$/.test(value)) expect(lines[0]).toBe(`#${name}=${value}`);
+    for (const { env, default: value } of settingsTable) {
+      const lines = example.split('\n').filter((line) => line.startsWith(`#${env}=`));
+      expect({ env, lines: lines.length }).toEqual({ env, lines: 1 });
+      if (typeof value === 'number') expect(lines[0]).toBe(`#${env}=${value}`);
     }
   });
 
-  describe('when a setting is added to the table and not to .env.example', () => {
-    it('gives another .env.example, so `npm run check:docs` fails', async () => {
-      const readme = await read('README.md');
-      const example = await read('.env.example');
-      const added = readme.replace(
-        '| `PORT` |',
-        '| `NEW_SETTING_MS` | `42` | a setting nobody wrote down |\n| `PORT` |',
+  describe('when a setting is added to the table and the docs are not written again', () => {
+    it('finds README.md and .env.example out of date', async () => {
+      expect(settingsDrift(await docs(), withNewSetting)).toEqual(['README.md', '.env.example']);
+    });
+
+    it('writes the new setting into both', async () => {
+      const written = writtenDocs(await docs(), withNewSetting);
+      expect(written.readme).toContain(
+        '| `NEW_SETTING_MS` | `42` | 100–600000 | a setting nobody wrote down |',
       );
-      const wanted = withSettings(example, settingsTable(added));
-      expect(wanted).not.toBe(example);
-      expect(wanted).toContain('#NEW_SETTING_MS=42');
+      expect(written.envExample).toContain('#NEW_SETTING_MS=42');
+    });
+  });
+
+  describe('`npm run check:docs` (env-example.ts --check)', () => {
+    /** Runs the check in a copy of the repository whose README.md was changed by `edit`. */
+    async function check(
+      edit: (readme: string) => string,
+    ): Promise<{ code: number; stderr: string }> {
+      const root = new URL('../../', import.meta.url).pathname;
+      const copy = await mkdtemp(join(tmpdir(), 'settings-check-'));
+      try {
+        for (const path of ['scripts', 'server/core', '.env.example', 'package.json']) {
+          await cp(join(root, path), join(copy, path), { recursive: true });
+        }
+        await writeFile(join(copy, 'README.md'), edit(await read('README.md')));
+        const tsx = join(root, 'node_modules/.bin/tsx');
+        return await promisify(execFile)(tsx, [join(copy, 'scripts/env-example.ts'), '--check'], {
+          cwd: copy,
+        }).then(
+          () => ({ code: 0, stderr: '' }),
+          (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+        );
+      } finally {
+        await rm(copy, { recursive: true, force: true });
+      }
+    }
+
+    it('passes on the files as written', async () => {
+      expect(await check((readme) => readme)).toEqual({ code: 0, stderr: '' });
+    });
+
+    it('fails when a row of the README differs from the table', async () => {
+      const result = await check((readme) =>
+        readme.replace('| `PORT` | `3000` |', '| `PORT` | `8080` |'),
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('README.md differs');
     });
   });
 });
