@@ -10,7 +10,7 @@ import type { Body } from '../hub/body.ts';
 import type { Hub } from '../hub/hub.ts';
 import type { Replies } from '../hub/reply.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
-import { JSON_HEADERS } from './answer.ts';
+import { JSON_HEADERS } from './headers.ts';
 
 /**
  * Each body's headers, built once and shared by every poll it answers: the

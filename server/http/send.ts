@@ -1,7 +1,8 @@
 /**
  * `POST /send`: check where it comes from, limit, parse, validate, store,
  * then post it to the hub (server/hub/hub.ts), which tells every process.
- * Answered by the lane, outside Express, like `GET /recv` (`lane.ts`).
+ * A hot route (hot-routes.ts): the same handler whether the lane or the
+ * Express app hands it the request.
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
@@ -18,11 +19,11 @@
  * work; `toHttpError` (error-handler.ts) maps its errors to the contract's
  * codes, as for every route.
  *
- * Why outside Express: a sender waits for this answer before its next
- * message, so its cost bounds how fast a room's messages can come
- * (docs/design.md, "The lane", has the figures). The answers keep the app's
- * contract, headers included: `JSON_HEADERS`, `X-Request-Id`, the
- * `RateLimit` headers, and a request log line (server/metrics/telemetry.ts).
+ * Why a hot route: a sender waits for this answer before its next message,
+ * so its cost bounds how fast a room's messages can come (docs/design.md,
+ * "The request pipeline"). It writes the whole answer itself: `JSON_HEADERS`,
+ * `X-Request-Id`, the `RateLimit` headers, and a request log line
+ * (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';

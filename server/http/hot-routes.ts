@@ -1,0 +1,56 @@
+/**
+ * The hot routes, `GET /recv`, `POST /send` and `GET /time`, and the one
+ * handler of each. The same handler answers whichever way the request came:
+ * straight from the request listener (lane.ts, which skips Express's router
+ * for speed) or through the Express app, which registers these handlers
+ * ahead of its own middleware (app.ts). Each writes its own headers (the
+ * policy's `JSON_HEADERS`, headers.ts), its errors through the one error
+ * writer (answer.ts) and its log line through the telemetry, so nothing of
+ * the answer depends on the way in (docs/design.md, "The request pipeline").
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestId } from '../metrics/request-log.ts';
+import type { Telemetry } from '../metrics/telemetry.ts';
+import { writeJson } from './answer.ts';
+import type { AppOps } from './app.ts';
+import type { ChatContext } from './context.ts';
+import { createRecvHandler } from './recv.ts';
+import { createSendHandler } from './send.ts';
+
+/** Every hot route, and its methods (HEAD: the GET answer without its body). */
+export const LANE_ROUTES = [
+  { path: '/recv', methods: ['GET', 'HEAD'] },
+  { path: '/send', methods: ['POST'] },
+  { path: '/time', methods: ['GET', 'HEAD'] },
+] as const;
+
+export type LanePath = (typeof LANE_ROUTES)[number]['path'];
+
+/** A hot route's handler, given the raw query string after `?` ('' when none). */
+export type HotHandler = (req: IncomingMessage, res: ServerResponse, rawQuery: string) => void;
+
+export type HotRoutes = Readonly<Record<LanePath, HotHandler>>;
+
+/** `GET /time`: the time, nothing read, nothing validated. */
+function createTimeHandler(telemetry: Telemetry): HotHandler {
+  return (req, res) => {
+    const started = performance.now();
+    writeJson(res, 200, `{"time":"${new Date().toISOString()}"}`, {
+      'X-Request-Id': requestId(req),
+    });
+    telemetry.requestEnded({ req, path: '/time', status: 200, ms: performance.now() - started });
+  };
+}
+
+export function createHotRoutes(chat: ChatContext, ops: AppOps = {}): HotRoutes {
+  const send = createSendHandler(chat, {
+    limit: ops.sendLimit,
+    metrics: ops.ops?.metrics,
+    store: ops.ops?.store,
+  });
+  return {
+    '/recv': createRecvHandler(chat),
+    '/send': (req, res) => send(req, res),
+    '/time': createTimeHandler(chat.telemetry),
+  };
+}
