@@ -13,7 +13,6 @@ import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { clientAddress } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
-import { loggerOf } from '../core/log.ts';
 import type { ChatOps } from '../metrics/ops.ts';
 import { createRequestLog } from '../metrics/request-log.ts';
 import { metricsRoute } from '../metrics/serve.ts';
@@ -68,9 +67,9 @@ export function createApp(
     next();
   });
 
-  // One log line per finished request (server/metrics/request-log.ts); the
-  // hot routes log their own (chat.telemetry).
-  app.use(createRequestLog(loggerOf(chat.log)));
+  // One log line per finished request, by the writer the hot routes use
+  // (server/metrics/request-log.ts), which counts the refusals too.
+  app.use(createRequestLog(chat.telemetry));
   // For operators, not in API_ROUTES: the shipped proxies do not pass it on.
   if (ops?.metricsOnChatPort) app.get('/metrics', metricsRoute(ops.metricsOnChatPort));
 
@@ -97,7 +96,7 @@ export function createApp(
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
 
   app.use(notFound);
-  app.use(errorHandler({ metrics: ops?.metrics, store: ops?.store }));
+  app.use(errorHandler({ store: ops?.store }));
   return app;
 }
 

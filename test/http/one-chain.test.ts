@@ -140,6 +140,22 @@ for (const { path, methods } of LANE_ROUTES) {
   }
 }
 
+describe('HEAD on a hot route', () => {
+  for (const path of ['/recv', '/time']) {
+    for (const way of ['lane', 'app'] as const) {
+      it(`answers ${path} as GET without the body, through the ${way}`, async () => {
+        const query = path === '/recv' ? '?since=0' : '';
+        const head = await ask(way, 'HEAD', path + query);
+        const get = await ask(way, 'GET', path + query);
+        expect(head.status).toBe(get.status);
+        expect(head.headers).toEqual(get.headers);
+        expect(head.body).toBe('');
+        expect(get.body).not.toBe('');
+      });
+    }
+  }
+});
+
 describe('a method no hot route takes', () => {
   it('gets the app’s 405 with Allow, either way', async () => {
     const lane = await ask('lane', 'POST', '/recv');
@@ -150,3 +166,37 @@ describe('a method no hot route takes', () => {
     expect(app.body).toBe(lane.body);
   });
 });
+
+describe('the routes that are not hot', () => {
+  it('log the same fields as a hot route, by the same writer', async () => {
+    const time = await ask('lane', 'GET', '/time');
+    const health = await ask('lane', 'GET', '/health');
+    expect(Object.keys(health.line).sort()).toEqual(Object.keys(time.line).sort());
+    expect(health.line).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      path: '/health',
+      status: 200,
+    });
+    expect(health.line.msg).toBe('GET /health 200');
+  });
+
+  it('count and log a refusal once, with its code, as a hot route does', async () => {
+    const series = 'chat_requests_refused_total{code="not_found"}';
+    const before = seriesValue(await scrape(), series);
+    const missing = await ask('lane', 'GET', '/no-such-route');
+    expect(missing.status).toBe(404);
+    expect(missing.line).toMatchObject({ code: 'not_found', msg: 'GET /no-such-route 404' });
+    expect(seriesValue(await scrape(), series)).toBe(before + 1);
+  });
+});
+
+/** The value of one series in Prometheus text, 0 when absent. */
+function seriesValue(text: string, series: string): number {
+  const escaped = series.replace(/[{}"\\]/g, (c) => `\\${c}`);
+  return Number(new RegExp(`^${escaped} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+async function scrape(): Promise<string> {
+  return (await fetch(`${chat.url}/metrics`)).text();
+}
