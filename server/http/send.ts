@@ -13,11 +13,8 @@
  * The send limit runs before the body is read: a client past its limit
  * costs no parsing. Every send it lets through counts, valid or not.
  *
- * The body is read by body-parser, the parsers behind `express.json` and
- * `express.urlencoded`: the size limit, the charsets, `Content-Encoding`
- * (gzip, deflate, br) and a `Content-Length` that does not match are its
- * work; `toHttpError` (error-handler.ts) maps its errors to the contract's
- * codes, as for every route.
+ * The body is read by the one body reader (body-reader.ts), with the
+ * limits of every route that takes a body, `POST /typing`'s too.
  *
  * Why a hot route: a sender waits for this answer before its next message,
  * so its cost bounds how fast a room's messages can come (docs/design.md,
@@ -26,9 +23,7 @@
  * (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import bodyParser from 'body-parser';
-import { TypeIs } from 'type-is';
-import { limits, type SendAnswer } from '../../protocol/protocol.ts';
+import type { SendAnswer } from '../../protocol/protocol.ts';
 import { clientAddress, clientHost } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
@@ -36,7 +31,7 @@ import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
-import { checkBodyHeaders, verifyUtf8 } from './body-checks.ts';
+import { createBodyReader } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
@@ -45,19 +40,11 @@ import type { SendLimit } from './rate-limit.ts';
 import { parseNewMessage } from './validate.ts';
 import { withTimeout } from './with-timeout.ts';
 
-const BODY_LIMIT = limits.maxBodyBytes;
-
 export interface SendOptions {
   limit?: SendLimit | undefined;
   metrics?: ChatMetrics | undefined;
   store?: OutageState | undefined;
 }
-
-type BodyParser = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (error?: unknown) => void,
-) => void;
 
 /** Returns the handler of `POST /send`. */
 export function createSendHandler(
@@ -68,18 +55,7 @@ export function createSendHandler(
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  // The two bodies a send may have: a JSON object (the page) or a form (the 2011 client, curl).
-  const parsers: Record<string, BodyParser> = {
-    'application/json': bodyParser.json({ limit: BODY_LIMIT, verify: verifyUtf8 }),
-    'application/x-www-form-urlencoded': bodyParser.urlencoded({
-      limit: BODY_LIMIT,
-      extended: false,
-      parameterLimit: limits.maxFields,
-      verify: verifyUtf8,
-    }),
-  };
-  // Compiled once: the types a send's body may have.
-  const bodyTypes = new TypeIs(Object.keys(parsers));
+  const body = createBodyReader();
   const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
   const bytes =
     sendKbPerHour > 0
@@ -97,14 +73,11 @@ export function createSendHandler(
     started: number,
   ): Promise<SendAnswer> {
     checkSameSite(req);
-    // No body, or another type: 415 (type-is answers undefined).
-    const type = bodyTypes.request(req);
-    if (!type) throw httpError('unsupported_media_type');
+    const type = body.typeOf(req);
     await limit?.check(req, res);
-    checkBodyHeaders(req, res, BODY_LIMIT);
-    const body = await readBody(parsers[type]!, req, res);
+    const fields = await body.read(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
-    const input = parseNewMessage(body);
+    const input = parseNewMessage(fields);
     bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
     const appended = chat.store.append(input);
     // Posted once stored, even when the answer below timed out: the message shows.
@@ -162,14 +135,4 @@ export function createSendHandler(
       (error: unknown) => refuse(req, res, error, started),
     );
   };
-}
-
-/** The parsed body (body-parser leaves it on `req.body`), or body-parser's error. */
-function readBody(parse: BodyParser, req: IncomingMessage, res: ServerResponse): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    parse(req, res, (error) => {
-      if (error) reject(error);
-      else resolve((req as IncomingMessage & { body?: unknown }).body);
-    });
-  });
 }
