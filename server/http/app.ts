@@ -9,6 +9,7 @@
  * `JSON_HEADERS`, the page and everything else helmet's `DOCUMENT_HEADERS`,
  * each computed once.
  */
+import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { clientAddress } from '../core/client-address.ts';
@@ -20,7 +21,8 @@ import { API_ROUTES } from './api-routes.ts';
 import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { DOCUMENT_HEADERS, JSON_HEADERS, setHeaders } from './headers.ts';
-import { createHotRoutes, type HotRoutes, LANE_ROUTES } from './hot-routes.ts';
+import { LANE_ROUTES } from './hot-path.ts';
+import { createHotRoutes, type HotRoutes } from './hot-routes.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { healthRoute, historyRoute } from './routes/read.ts';
 import { typingRoute } from './routes/typing.ts';
@@ -33,6 +35,8 @@ export interface AppOps {
   typingLimit?: SendLimit | undefined;
   /** `GET /history` per address (rate-limit.ts, `createHistoryLimit`). */
   historyLimit?: SendLimit | undefined;
+  /** Whether a poll's client id is counted online (server/presence/address-cap.ts). */
+  presenceCap?: ((req: IncomingMessage, client: string) => boolean) | undefined;
 }
 
 export function createApp(

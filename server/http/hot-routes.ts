@@ -14,17 +14,9 @@ import type { Telemetry } from '../metrics/telemetry.ts';
 import { writeJson } from './answer.ts';
 import type { AppOps } from './app.ts';
 import type { ChatContext } from './context.ts';
+import type { LanePath } from './hot-path.ts';
 import { createRecvHandler } from './recv.ts';
 import { createSendHandler } from './send.ts';
-
-/** Every hot route, and its methods (HEAD: the GET answer without its body). */
-export const LANE_ROUTES = [
-  { path: '/recv', methods: ['GET', 'HEAD'] },
-  { path: '/send', methods: ['POST'] },
-  { path: '/time', methods: ['GET', 'HEAD'] },
-] as const;
-
-export type LanePath = (typeof LANE_ROUTES)[number]['path'];
 
 /** A hot route's handler, given the raw query string after `?` ('' when none). */
 export type HotHandler = (req: IncomingMessage, res: ServerResponse, rawQuery: string) => void;
@@ -49,7 +41,7 @@ export function createHotRoutes(chat: ChatContext, ops: AppOps = {}): HotRoutes 
     store: ops.ops?.store,
   });
   return {
-    '/recv': createRecvHandler(chat),
+    '/recv': createRecvHandler(chat, ops.presenceCap),
     '/send': (req, res) => send(req, res),
     '/time': createTimeHandler(chat.telemetry),
   };

@@ -12,7 +12,7 @@
  * come; and `GET /time` is the articles' measure of pure server overhead.
  * engine.io takes over the request listener the same way.
  *
- * The lane matches the spellings Express's routing accepts (any case, one
+ * The lane matches (hot-path.ts) the spellings Express's routing accepts (any case, one
  * trailing slash), so no request for these routes reaches the app's router
  * by another door. Other methods go to the app, which answers 405 with
  * `Allow` (api-routes.ts).
@@ -20,21 +20,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { type AppOps, createApp } from './app.ts';
 import type { ChatContext } from './context.ts';
-import { createHotRoutes, type LanePath } from './hot-routes.ts';
-
-/** The hot route of a path, in any spelling Express's routing accepts (any case, one trailing slash). */
-export function lanePath(path: string): LanePath | undefined {
-  if (path === '/recv' || path === '/send' || path === '/time') return path;
-  let spelled = path.toLowerCase();
-  if (spelled.length > 1 && spelled.endsWith('/')) spelled = spelled.slice(0, -1);
-  return spelled === '/recv' || spelled === '/send' || spelled === '/time' ? spelled : undefined;
-}
-
-/** Whether the hot handler answers `method` on `path` (`LANE_ROUTES`; the others get the app's 405). */
-function answers(path: LanePath, method: string | undefined): boolean {
-  if (path === '/send') return method === 'POST';
-  return method === 'GET' || method === 'HEAD';
-}
+import { hotRequestOf } from './hot-path.ts';
+import { createHotRoutes } from './hot-routes.ts';
 
 export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
   const hot = createHotRoutes(chat, ops);
@@ -43,10 +30,8 @@ export function createRequestListener(chat: ChatContext, ops: AppOps = {}): Requ
   return (req: IncomingMessage, res: ServerResponse) => {
     // Sends stored meanwhile are acknowledged now, in this turn (sqlite-store.ts).
     takeAnswers?.();
-    const url = req.url ?? '';
-    const mark = url.indexOf('?');
-    const path = lanePath(mark < 0 ? url : url.slice(0, mark));
-    if (path === undefined || !answers(path, req.method)) return app(req, res);
-    hot[path](req, res, mark < 0 ? '' : url.slice(mark + 1));
+    const route = hotRequestOf(req);
+    if (route === undefined) return app(req, res);
+    hot[route.path](req, res, route.rawQuery);
   };
 }

@@ -22,10 +22,13 @@ interface RecvQuery {
 
 /**
  * Returns the handler of every `/recv` poll (GET, and HEAD, whose body Node
- * leaves out), given the raw query string after `?`.
+ * leaves out), given the raw query string after `?`. A `client` past its
+ * address's cap (`counted`, server/presence/address-cap.ts) is left out of
+ * the poll the hub gets: served as any poll, not counted online.
  */
 export function createRecvHandler(
   chat: ChatContext,
+  counted: (req: IncomingMessage, client: string) => boolean = () => true,
 ): (req: IncomingMessage, res: ServerResponse, rawQuery: string) => void {
   const { hub, telemetry } = chat;
 
@@ -63,7 +66,9 @@ export function createRecvHandler(
       else failed(res, error);
       return;
     }
-    const { room, since, client, extras } = query;
+    const { room, since, extras } = query;
+    const client =
+      query.client !== undefined && counted(req, query.client) ? query.client : undefined;
     hub.poll(room, since, client, res, extras).then(
       (refused) => {
         if (refused !== undefined) refuse(req, res, room, refusalError(refused), started);

@@ -4,9 +4,9 @@
  * runs, bounded (docs/design.md, "Limits").
  *
  * In order, for each request: the Host check (`ALLOWED_HOSTS`,
- * host-check.ts) → pipelining (pipelining.ts) → the per-address cap of
- * counted presence ids (server/presence/address-cap.ts) → the chat's
- * listener. On the server: connections per address and in total
+ * host-check.ts) → pipelining (pipelining.ts) → the chat's listener, to
+ * which it gives the per-address cap of counted presence ids
+ * (server/presence/address-cap.ts, asked by the poll's handler). On the server: connections per address and in total
  * (connection-limit.ts), and JSON answers to what Node's HTTP layer refuses
  * (client-error.ts).
  */
@@ -16,12 +16,12 @@ import type { Registry } from 'prom-client';
 import { type AddressOf, compileTrust } from '../core/client-address.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
-import { capPresencePerAddress } from '../presence/address-cap.ts';
+import { createPresenceCap, type PresenceCap } from '../presence/address-cap.ts';
 import { answerClientErrors } from './client-error.ts';
 import { connectionCap, limitConnections } from './connection-limit.ts';
 import { checkHost, HOST_CHECK_SERVER_OPTIONS } from './host-check.ts';
 import { createNetMetrics } from './net-metrics.ts';
-import { guardPipelining, isPoll } from './pipelining.ts';
+import { guardPipelining } from './pipelining.ts';
 
 export interface EdgeOptions {
   log: Log;
@@ -32,6 +32,8 @@ export interface EdgeOptions {
 export interface Edge {
   /** Options for `createServer`. */
   readonly serverOptions: typeof HOST_CHECK_SERVER_OPTIONS;
+  /** The cap of counted presence ids per address, for the poll's handler. */
+  readonly presenceCap: PresenceCap;
   /** The request listener to give `createServer`. */
   listener(inner: RequestListener): RequestListener;
   /** Adds the connection limits and the `clientError`/`connect` answers to `server`. */
@@ -57,15 +59,14 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
   }
   return {
     serverOptions: HOST_CHECK_SERVER_OPTIONS,
+    presenceCap: createPresenceCap({
+      perAddress: config.presenceClientsPerAddress,
+      windowMs: config.pollTimeoutMs + config.presenceGraceMs,
+      addressOf: options.addressOf,
+      onUncounted: () => metrics.presenceUncounted.inc(),
+    }),
     listener(inner) {
-      const counted = capPresencePerAddress(inner, {
-        perAddress: config.presenceClientsPerAddress,
-        windowMs: config.pollTimeoutMs + config.presenceGraceMs,
-        addressOf: options.addressOf,
-        isPoll,
-        onUncounted: () => metrics.presenceUncounted.inc(),
-      });
-      const piped = guardPipelining(counted, {
+      const piped = guardPipelining(inner, {
         maxPipelined: config.maxPipelined,
         onBusy: (socket) => limits?.busy(socket),
         onIdle: (socket) => limits?.idle(socket),

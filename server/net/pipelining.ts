@@ -33,6 +33,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 import { httpError } from '../core/errors.ts';
 import { writeError } from '../http/answer.ts';
+import { isPoll } from '../http/hot-path.ts';
 
 export interface PipeliningOptions {
   maxPipelined: number;
@@ -55,15 +56,6 @@ interface Connection {
 }
 
 const connections = new WeakMap<Socket, Connection>();
-
-/** Whether `req` is a long-poll, by the paths Express routes to it (`/RECV`, `/recv/`). */
-export function isPoll(req: IncomingMessage): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const url = req.url ?? '';
-  const mark = url.indexOf('?');
-  const path = (mark < 0 ? url : url.slice(0, mark)).toLowerCase();
-  return path === '/recv' || path === '/recv/';
-}
 
 export function guardPipelining(
   listener: RequestListener,

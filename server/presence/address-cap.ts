@@ -2,11 +2,11 @@
  * The online count cannot be inflated from one address: each client
  * address has at most `perAddress` client ids counted at once (within the
  * presence window). It sits in front of every presence (local, cluster,
- * Redis), on the requests themselves, since a `Presence` is told a room and
- * a client id but not who sent them: a poll from an address already at its
- * cap, naming a client id not counted yet, is served as any poll but
- * without its `client`, so it is not counted online
- * (`chat_presence_uncounted_total`).
+ * Redis), asked by the poll's handler once it has parsed the query
+ * (server/http/recv.ts), since a `Presence` is told a room and a client id
+ * but not who sent them: a poll from an address already at its cap, naming
+ * a client id not counted yet, is served as any poll but without its
+ * `client`, so it is not counted online (`chat_presence_uncounted_total`).
  *
  * The first address to poll with a client id holds it while it polls: a poll
  * naming the id from another address within the window is served uncounted
@@ -16,8 +16,7 @@
  * `maxAddresses` addresses (and as many client ids' holders) are kept (the
  * least recently seen is dropped).
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { parse as parseQueryString, unescape as unescapeQuery } from 'node:querystring';
+import type { IncomingMessage } from 'node:http';
 import type { AddressOf } from '../core/client-address.ts';
 
 export interface PresenceCapOptions {
@@ -25,18 +24,17 @@ export interface PresenceCapOptions {
   /** Poll timeout plus grace: how long an id stays counted after its last poll. */
   windowMs: number;
   addressOf: AddressOf;
-  isPoll: (req: IncomingMessage) => boolean;
   maxAddresses?: number;
   onUncounted?: () => void;
   now?: () => number;
 }
 
-/** `listener` with the cap (none when it is 0) and the holders of client ids in front of it. */
-export function capPresencePerAddress(
-  listener: RequestListener,
-  options: PresenceCapOptions,
-): RequestListener {
-  const { perAddress, windowMs, addressOf, isPoll, onUncounted } = options;
+/** Whether a poll's client id is counted: false when it is served without it. */
+export type PresenceCap = (req: IncomingMessage, client: string) => boolean;
+
+/** The cap (none when it is 0) and the holders of client ids. */
+export function createPresenceCap(options: PresenceCapOptions): PresenceCap {
+  const { perAddress, windowMs, addressOf, onUncounted } = options;
   const maxAddresses = options.maxAddresses ?? 100_000;
   const now = options.now ?? Date.now;
   /** Client id → the address that holds it and when it last polled; in last-seen order. */
@@ -62,40 +60,11 @@ export function capPresencePerAddress(
   const admitted = (address: string, client: string): boolean =>
     holds(address, client) && admit(address, client);
 
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (isPoll(req)) {
-      const url = req.url ?? '';
-      const client = clientParam(url);
-      if (client !== undefined && !admitted(addressOf(req), client)) {
-        req.url = withoutClient(url);
-        onUncounted?.();
-      }
-    }
-    listener(req, res);
+  return (req, client) => {
+    if (admitted(addressOf(req), client)) return true;
+    onUncounted?.();
+    return false;
   };
-}
-
-/** The `client` the poll's own parser will read (Node's `querystring`, so `cl%69ent=` too). */
-function clientParam(url: string): string | undefined {
-  const mark = url.indexOf('?');
-  if (mark < 0) return undefined;
-  const client = parseQueryString(url.slice(mark + 1)).client;
-  return typeof client === 'string' && client !== '' ? client : undefined;
-}
-
-/** The URL without its `client` parameters, however their name is spelled. */
-export function withoutClient(url: string): string {
-  const mark = url.indexOf('?');
-  if (mark < 0) return url;
-  const kept = url
-    .slice(mark + 1)
-    .split('&')
-    .filter((part) => {
-      const equals = part.indexOf('=');
-      const name = equals < 0 ? part : part.slice(0, equals);
-      return unescapeQuery(name.replace(/\+/g, ' ')) !== 'client';
-    });
-  return kept.length === 0 ? url.slice(0, mark) : `${url.slice(0, mark)}?${kept.join('&')}`;
 }
 
 /**

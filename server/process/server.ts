@@ -181,7 +181,15 @@ export async function startChat(
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, config.headersTimeoutMs / 4)),
     },
-    edge.listener(createRequestListener(chat, { ops, sendLimit, typingLimit, historyLimit })),
+    edge.listener(
+      createRequestListener(chat, {
+        ops,
+        sendLimit,
+        typingLimit,
+        historyLimit,
+        presenceCap: edge.presenceCap,
+      }),
+    ),
   );
   edge.attach(server); // Connection limits, keep-alive, JSON for Node's own refusals (server/net/).
 

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/http/app.ts';
 import { JSON_HEADERS } from '../../server/http/headers.ts';
-import { LANE_ROUTES } from '../../server/http/hot-routes.ts';
+import { LANE_ROUTES } from '../../server/http/hot-path.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { captureLog, type LogLine } from '../ops/log-capture.ts';
 
