@@ -38,6 +38,7 @@ async function join(
 class FakeBus implements Bus {
   readonly kind = 'redis';
   readonly live = true;
+  readonly lossless = false;
   readonly events: BusEvent[] = [];
   #onMessage: BusHandler = () => {};
   #onEvent: BusEventHandler = () => {};
