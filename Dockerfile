@@ -65,5 +65,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 # list (clients reconnect to another replica at once) and exits.
 STOPSIGNAL SIGTERM
 # The entrypoint puts DATABASE_PASSWORD into DATABASE_URL, percent-encoded,
-# then runs dist/server/main.js in the same process (signals reach the chat).
-CMD ["node", "scripts/docker-entrypoint.mjs"]
+# then runs dist/server/main.js in the same process (signals reach the chat),
+# under the chat's Node flags (server/process/node-flags.ts).
+CMD ["node", "--max-semi-space-size=4", "scripts/docker-entrypoint.mjs"]

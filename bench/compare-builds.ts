@@ -5,6 +5,12 @@
  * more, head to head, each on SQLite on the disk that holds `data/` (where
  * users keep it), or with `--db=tmpfs` in /dev/shm. The report names the
  * file system.
+ *
+ * A build runs under the Node flags its own start script gives it (its
+ * `dist/server/process/node-flags.js`, when it has one), as `npm start`
+ * runs it. A DIR may carry options of its own, so one checkout can be
+ * compared with itself: `DIR@workers=2` (its WORKERS, over `--workers`),
+ * `DIR@node=--flag,--flag` (Node flags in place of its own; `@node=` none).
  * - T6, sustained delivery (100 re-polling subscribers, 4 senders waiting
  *   for their acknowledgements): delivered/s and server CPU per delivery.
  * - T5, fan-out: `--clients` polls wait, one send answers them all:
@@ -33,9 +39,10 @@
  * A build that loses, doubles or reorders a message, or leaves a poll
  * unanswered, fails the run: a fast wrong answer is not a figure.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { readCli, usageError } from '../scripts/cli.ts';
 import { LoadGenerator } from './lib/load.ts';
 import { median } from './lib/ratios.ts';
@@ -48,7 +55,9 @@ const usage = {
   usage: `usage: npx tsx bench/compare-builds.ts DIR_A DIR_B [DIR…] [--test=T6|T5] [--sessions=3]
          [--rounds=9] [--warmups=3] [--messages=2000] [--clients=10000] [--workers=1] [--pin]
 
-One bench test against built checkouts of the chat, head to head.
+One bench test against built checkouts of the chat, head to head. A DIR may
+carry its own options: DIR@workers=2 (its WORKERS), DIR@node=--flag,--flag
+(Node flags in place of those its start script sets; DIR@node= none).
 
   --test=T6|T5   sustained delivery (default) or fan-out
   --sessions=N   fresh processes of every build, N times (default 3)
@@ -74,8 +83,10 @@ One bench test against built checkouts of the chat, head to head.
   positionals: { max: 12 },
 } as const;
 const cli = readCli(usage);
-const dirs = cli.positionals.map((dir) => resolve(dir));
+/** Each build as given (`DIR[@workers=N][@node=FLAGS]`): its key in the results. */
+const dirs = cli.positionals;
 if (dirs.length < 2) usageError(usage, 'give two built checkouts or more');
+if (new Set(dirs).size < dirs.length) usageError(usage, 'a build is given twice');
 const testName = cli.values.test ?? 'T6';
 if (testName !== 'T6' && testName !== 'T5') usageError(usage, `no test "${testName}"`);
 const test = testName as 'T6' | 'T5';
@@ -86,6 +97,41 @@ const warmups = cli.integer('warmups', 3, { min: testName === 'T5' ? 1 : 0 });
 const t6 = { subscribers: 100, senders: 4, messages: cli.integer('messages', 2_000, { min: 1 }) };
 const clients = cli.integer('clients', 10_000, { min: 1 });
 const workers = cli.integer('workers', 1, { min: 1 });
+
+interface Build {
+  dir: string;
+  workers: number;
+  /** Node flags the build's own start script sets, or those `@node=` gives. */
+  nodeFlags: string[];
+}
+
+/** `DIR[@workers=N][@node=--a,--b]` → the build to start. */
+async function readBuild(given: string): Promise<Build> {
+  const [path = '', ...options] = given.split(/@(?=workers=|node=)/);
+  const build: Build = {
+    dir: resolve(path),
+    workers,
+    nodeFlags: await ownNodeFlags(resolve(path)),
+  };
+  for (const option of options) {
+    const [key, value = ''] = option.split(/=(.*)/s);
+    if (key === 'workers') {
+      if (!/^[1-9]\d*$/.test(value)) usageError(usage, `${given}: workers must be 1 or more`);
+      build.workers = Number(value);
+    } else build.nodeFlags = value === '' ? [] : value.split(',');
+  }
+  return build;
+}
+
+/** The flags a build's start script runs Node with (none before it had any). */
+async function ownNodeFlags(dir: string): Promise<string[]> {
+  const file = join(dir, 'dist/server/process/node-flags.js');
+  if (!existsSync(file)) return [];
+  const { nodeFlags } = (await import(pathToFileURL(file).href)) as { nodeFlags: string[] };
+  return [...nodeFlags];
+}
+const builds = new Map<string, Build>();
+for (const given of dirs) builds.set(given, await readBuild(given));
 
 /** One run's figures by name, and what a ratio of each means. */
 type Figures = Record<string, number>;
@@ -159,21 +205,26 @@ try {
 async function runSession(session: number): Promise<void> {
   const servers: RunningServer[] = [];
   try {
-    for (const [i, dir] of dirs.entries()) {
-      const spec = chatSpec(dir, dir, {
+    for (const [i, given] of dirs.entries()) {
+      const build = builds.get(given)!;
+      const spec = chatSpec(given, given, {
         databaseUrl: `sqlite:${join(scratch, `${session}-${i}.sqlite`)}`,
-        workers,
+        workers: build.workers,
       });
-      // Each build runs its own entry point with its own bench routes.
+      // Each build runs its own entry point with its own bench routes, under its own flags.
       spec.argv = spec.argv.map((arg) =>
-        arg.startsWith('./bench/') || arg.startsWith('dist/') ? join(dir, arg) : arg,
+        arg.startsWith('./bench/') || arg.startsWith('dist/') ? join(build.dir, arg) : arg,
       );
+      spec.argv.splice(1, 0, ...build.nodeFlags);
       if (cli.values.pin) spec.argv = ['taskset', '-c', '0', ...spec.argv];
       const server = await startServer(spec);
       servers.push(server);
-      if (workers > 1 && !(await hasForked(server, workers))) {
-        throw new Error(`${dir}: no cluster workers at WORKERS=${workers}`);
+      if (build.workers > 1 && !(await hasForked(server, build.workers))) {
+        throw new Error(`${given}: no cluster workers at WORKERS=${build.workers}`);
       }
+      console.log(
+        `${given}: WORKERS=${build.workers}, node ${build.nodeFlags.join(' ') || '(no flags)'}`,
+      );
     }
     for (const server of servers) {
       for (let i = 0; i < warmups; i++) {
@@ -210,7 +261,8 @@ function report(): void {
         .map((row, i) => row[name]! / theirs[i]![name]!),
     );
   };
-  const mode = workers > 1 ? `, WORKERS=${workers}` : '';
+  const counts = new Set([...builds.values()].map((build) => build.workers));
+  const mode = counts.size > 1 ? ', WORKERS as given' : workers > 1 ? `, WORKERS=${workers}` : '';
   console.log(
     `\n${test}${mode}, ${describeScratch(where)}: ${rounds * sessions} rounds over ${sessions} sessions; medians`,
   );

@@ -21,13 +21,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { createConnection, createPool, type Pool } from 'mysql2/promise';
 import { readCli } from '../scripts/cli.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 import { withDatabase as withMongoDatabase } from '../test/store/mongodb/fixture.ts';
 import { buildChat } from './lib/build.ts';
 
@@ -338,14 +338,6 @@ async function startServer(databaseUrl: string): Promise<{ url: string; child: C
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function withDatabase(serverUrl: string, database: string): string {

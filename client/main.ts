@@ -3,24 +3,22 @@
  * server would refuse it: `words.ts`), show the latest messages, follow the
  * room's feed (`tabs/`: one long poll per browser and room, run by one of
  * its tabs), start the sender (`sender.ts`), and connect them to the DOM
- * (`view.ts`). Who is here and who is typing (`people.ts`, `typing.ts`)
- * hang on the feed's `query` and `onAnswer` hooks, in one block below.
+ * (`view.ts`). Who is here and who is typing (`who-is-here.ts`) hang on
+ * the feed's `query` and `onAnswer` hooks.
  */
 import $ from 'jquery/slim';
-import { ApiError, history, type Message, type RecvAnswer, typing } from './api.ts';
+import { ApiError, history, type Message } from './api.ts';
 import { backoffDelay, sleep } from './backoff.ts';
 import { browserClientId } from './client-id.ts';
 import { draftState, refusal } from './draft.ts';
 import { chime, NOTIFY_KEY, type NotifyChoices, readChoices, worthTelling } from './notify.ts';
 import { OwnMessages } from './own-messages.ts';
-import { PeopleList, pollNickname } from './people.ts';
-import type { ConnectionStatus } from './poll.ts';
 import { Sender } from './sender.ts';
 import { loadItem, saveItem } from './storage.ts';
 import { createFeed } from './tabs/create-feed.ts';
-import { TypingIndicator, TypingNotifier } from './typing.ts';
 import { UnreadTitle } from './unread.ts';
 import { ChatView } from './view.ts';
+import { createWhoIsHere } from './who-is-here.ts';
 import { errorInWords, roomRefusal } from './words.ts';
 
 /** Messages per `/history` page: the latest page on open, then older ones on scroll. */
@@ -28,8 +26,6 @@ const PAGE = 50;
 /** Start loading the older page this close (px) to the top, before the reader hits it. */
 const NEAR_TOP_PX = 80;
 const NICKNAME_KEY = 'chat.nickname';
-/** A rename is told once the person pauses this long: one poll for a name, not one per key. */
-const RENAME_PAUSE_MS = 250;
 
 const room = new URLSearchParams(location.search).get('room') || 'main';
 // Which messages are ours is kept per browser, across reloads (own-messages.ts).
@@ -278,67 +274,14 @@ const notifications = (() => {
   };
 })();
 
-// ── Who is here and who is typing (issue 21) ─────────────────────────────
-// The page side of `people` and `typing` in the /recv answer (protocol.ts).
-// It reaches the poll loop only through the Poller's `query` and `onAnswer`
-// hooks (and the status and messages it reports), so it works the same
-// whether this tab polls or another tab polls and hands answers on; and on
-// a server without these fields it stays hidden and sends nothing.
-const whoIsHere = (() => {
-  const people = new PeopleList();
-  const typists = new TypingIndicator({
-    ownClient: browserClientId,
-    render: (text) => view.showTyping(text),
-  });
-  const notifier = new TypingNotifier({
-    async send(stopped) {
-      const nickname = pollNickname(String($nickname.val()));
-      const fields = { room, client: browserClientId(), nickname, ...(stopped && { stopped }) };
-      if ((await typing(fields)) === 'unknown') notifier.disable();
-    },
-  });
-  /** The nickname the last poll carried, and the pause before a rename re-polls. */
-  let polledAs: string | undefined;
-  let renaming: ReturnType<typeof setTimeout> | undefined;
-  return {
-    /** Added to each poll: the list's version and the person's nickname. */
-    query: () => {
-      const query = people.query(String($nickname.val()));
-      polledAs = query.nickname;
-      return query;
-    },
-    /**
-     * The person renamed: once they pause, the waiting poll is sent again
-     * with the new name, so the room hears of it at once (the server wakes
-     * the room's polls for a rename), not with the next answer.
-     */
-    onRenamed(): void {
-      clearTimeout(renaming);
-      renaming = setTimeout(() => {
-        if (people.known && pollNickname(String($nickname.val())) !== polledAs) feed.repoll();
-      }, RENAME_PAUSE_MS);
-    },
-    onAnswer(answer: RecvAnswer): void {
-      if (answer.people || answer.typing || answer.typingOnly) notifier.enable();
-      const news = people.take(answer);
-      if (news) view.showPeople(news);
-      typists.take(answer);
-    },
-    onMessages(messages: readonly Message[]): void {
-      for (const message of messages) typists.messageFrom(message.nickname);
-    },
-    /** Lost the server: what was known of who is here and who types may be wrong now. */
-    onStatus(status: ConnectionStatus): void {
-      if (status !== 'reconnecting' && status !== 'stopped') return;
-      people.forget();
-      typists.clear();
-    },
-    onTyped: () => notifier.typed(String($message.val())),
-    onSent: () => notifier.sent(),
-    settled: () => notifier.settled(),
-  };
-})();
-// ── end of who is here and who is typing ───────────────────────────────
+// Who is here and who is typing (who-is-here.ts): on the feed's hooks.
+const whoIsHere = createWhoIsHere({
+  room,
+  view,
+  nickname: () => String($nickname.val()),
+  draft: () => String($message.val()),
+  repoll: () => feed.repoll(),
+});
 
 // The skip link focuses the field itself: following `#message` alone moves
 // only where the next Tab starts, and leaves a fragment in the address.

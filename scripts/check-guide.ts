@@ -16,9 +16,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../test/helpers/free-port.ts';
 import { readCli } from './cli.ts';
 import { type Block, guideBlocks, unmet } from './guide-blocks.ts';
 
@@ -41,15 +41,6 @@ NAIVE_PORT, FIXED_PORT and CHAT_PORT are kept when set; free ports otherwise.`,
 const rounds = cli.integer('rounds', 2, { min: 1 });
 /** TMPDIR of every command: the guide's `mktemp -d` folders land here, removed at the end. */
 const scratch = mkdtempSync(join(tmpdir(), 'check-guide-'));
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 const servers = new Set<ChildProcess>();
 function stopServers(): void {

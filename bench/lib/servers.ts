@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/helpers/free-port.ts';
 import type { Target } from '../load/generator.ts';
 import { cpuSeconds, mainThreadCpuSeconds, openFileLimit, rssBytes } from './proc.ts';
 import { nodeWithTsx, spawnWithFileLimit } from './spawn.ts';
@@ -112,15 +112,6 @@ export const naiveSpec: ServerSpec = {
   readyPath: '/stats',
   processes: 1,
 };
-
-export async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 export async function startServer(
   spec: ServerSpec,

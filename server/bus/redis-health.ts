@@ -16,6 +16,7 @@
  * Redis is silent; the metrics show it as `chat_bus_up` 0.
  */
 import type { Redis } from 'ioredis';
+import { raceDeadline } from '../core/deadline.ts';
 import type { Log } from '../core/log.ts';
 
 export interface RedisHealth {
@@ -161,16 +162,9 @@ export function watchRedis(
   };
 }
 
-/** Rejects when `work` takes longer than `ms` (the work itself goes on). */
+/** Rejects with `RedisTimeoutError` when `work` takes longer than `ms` (server/core/deadline.ts). */
 export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new RedisTimeoutError(`${what}: no answer within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return raceDeadline(work, ms, () => new RedisTimeoutError(`${what}: no answer within ${ms} ms`));
 }
 
 export class RedisTimeoutError extends Error {

@@ -32,14 +32,18 @@ interface Described {
 
 const code = (value: unknown): string => `\`${String(value)}\``;
 
+/** The fields every kind of setting fills alike: all but `values` and `parse`. */
+function head<T>(
+  o: Described & { default: T },
+): Pick<Setting<T>, 'env' | 'default' | 'shown' | 'doc'> {
+  return { env: o.env, default: o.default, shown: o.shown ?? code(o.default), doc: o.doc };
+}
+
 /** An integer from `min` to `max`. */
 function int(o: Described & { default: number; min: number; max: number }): Setting<number> {
   return {
-    env: o.env,
-    default: o.default,
-    shown: o.shown ?? code(o.default),
+    ...head(o),
     values: `${o.min}–${o.max}`,
-    doc: o.doc,
     parse(raw, problems) {
       if (raw === undefined) return o.default;
       const value = Number(raw);
@@ -75,11 +79,8 @@ function zeroIsOff(setting: Setting<number>): Setting<number | undefined> {
 /** `true`/`false` (or `1`/`0`, `yes`/`no`, `on`/`off`). */
 function bool(o: Described & { default: boolean }): Setting<boolean> {
   return {
-    env: o.env,
-    default: o.default,
-    shown: o.shown ?? code(o.default),
+    ...head(o),
     values: '`true` / `false` (`on` / `off`)',
-    doc: o.doc,
     parse(raw, problems) {
       const value = raw?.toLowerCase();
       if (value === undefined) return o.default;
@@ -96,11 +97,8 @@ function text(
   o: Described & { default: string; check?: (value: string) => string | undefined },
 ): Setting<string> {
   return {
-    env: o.env,
-    default: o.default,
-    shown: o.shown ?? code(o.default),
+    ...head(o),
     values: '',
-    doc: o.doc,
     parse(raw, problems) {
       if (raw === undefined) return o.default;
       const problem = o.check?.(raw);
@@ -114,16 +112,12 @@ function text(
 function optionalText(
   o: Described & { check?: (value: string) => string | undefined },
 ): Setting<string | undefined> {
+  const base = text({ ...o, default: '' });
   return {
-    ...text({ ...o, default: '' }),
+    ...base,
     default: undefined,
     shown: o.shown ?? 'unset',
-    parse: (raw, problems) => {
-      if (raw === undefined) return undefined;
-      const problem = o.check?.(raw);
-      if (problem !== undefined) problems.push(problem);
-      return raw;
-    },
+    parse: (raw, problems) => (raw === undefined ? undefined : base.parse(raw, problems)),
   };
 }
 
@@ -132,11 +126,8 @@ function list(
   o: Described & { lowercase?: boolean; check: (item: string) => string | undefined },
 ): Setting<string[]> {
   return {
-    env: o.env,
-    default: [],
-    shown: o.shown ?? 'none',
+    ...head({ ...o, default: [], shown: o.shown ?? 'none' }),
     values: 'comma separated',
-    doc: o.doc,
     parse(raw, problems) {
       const items = (raw ?? '')
         .split(',')
@@ -157,11 +148,8 @@ function oneOf<const V extends string, const D extends V | undefined>(
 ): Setting<V | D> {
   const names = `${o.values.slice(0, -1).join(', ')} or ${o.values.at(-1)}`;
   return {
-    env: o.env,
-    default: o.default,
-    shown: o.shown ?? code(o.default),
+    ...head(o),
     values: o.values.map(code).join(', '),
-    doc: o.doc,
     parse(raw, problems) {
       if (raw === undefined) return o.default;
       if ((o.values as readonly string[]).includes(raw)) return raw as V;

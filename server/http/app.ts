@@ -9,7 +9,6 @@
  * `JSON_HEADERS`, the page and everything else helmet's `DOCUMENT_HEADERS`,
  * each computed once.
  */
-import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { clientAddress } from '../core/client-address.ts';
@@ -24,6 +23,7 @@ import { DOCUMENT_HEADERS, JSON_HEADERS, setHeaders } from './headers.ts';
 import { LANE_ROUTES } from './hot-path.ts';
 import { createHotRoutes, type HotRoutes } from './hot-routes.ts';
 import type { SendLimit } from './rate-limit.ts';
+import type { CountedClient } from './recv.ts';
 import { healthRoute, historyRoute } from './routes/read.ts';
 import { typingRoute } from './routes/typing.ts';
 
@@ -35,8 +35,8 @@ export interface AppOps {
   typingLimit?: SendLimit | undefined;
   /** `GET /history` per address (rate-limit.ts, `createHistoryLimit`). */
   historyLimit?: SendLimit | undefined;
-  /** Whether a poll's client id is counted online (server/presence/address-cap.ts). */
-  presenceCap?: ((req: IncomingMessage, client: string) => boolean) | undefined;
+  /** Whether a poll's client id is counted online (the per-address cap, server.ts). */
+  countedClient?: CountedClient | undefined;
 }
 
 export function createApp(

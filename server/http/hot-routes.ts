@@ -41,7 +41,7 @@ export function createHotRoutes(chat: ChatContext, ops: AppOps = {}): HotRoutes 
     store: ops.ops?.store,
   });
   return {
-    '/recv': createRecvHandler(chat, ops.presenceCap),
+    '/recv': createRecvHandler(chat, ops.countedClient),
     '/send': (req, res) => send(req, res),
     '/time': createTimeHandler(chat.telemetry),
   };

@@ -12,12 +12,7 @@ import type { Replies } from '../hub/reply.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { JSON_HEADERS } from './headers.ts';
 
-/**
- * Each body's headers, built once and shared by every poll it answers: the
- * response has no header object of its own, so Node uses this one as is.
- * Weak: a body goes when its polls are answered.
- */
-const headersOf = new WeakMap<Body, Readonly<Record<string, string | number>>>();
+type Headers = Readonly<Record<string, string | number>>;
 
 /**
  * Writes a body as a poll's answer. The body is a string, not a Buffer:
@@ -26,10 +21,13 @@ const headersOf = new WeakMap<Body, Readonly<Record<string, string | number>>>()
  */
 function send(res: ServerResponse, body: Body, last: boolean): boolean {
   if (res.writableEnded || res.destroyed) return false;
-  let headers = headersOf.get(body);
+  // Built once per body, kept in its `wire` slot, and shared by every poll
+  // it answers: the response has no header object of its own, so Node uses
+  // this one as is.
+  let headers = body.wire as Headers | undefined;
   if (headers === undefined) {
     headers = { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(body.json) };
-    headersOf.set(body, headers);
+    body.wire = headers;
   }
   if (last) res.setHeader('Connection', 'close');
   res.writeHead(200, headers);

@@ -1,5 +1,5 @@
 /**
- * `GET /recv`: the long-poll's lane handler. It parses and checks the query
+ * `GET /recv`: the long-poll's handler, a hot route (hot-routes.ts). It parses and checks the query
  * at the edge, hands the poll to the hub (server/hub/hub.ts, which answers it
  * now or when something comes), and writes the contract's error when the
  * hub refuses it. Delivery itself is the hub's (docs/design.md, "The hub").
@@ -12,6 +12,13 @@ import { writeError } from './answer.ts';
 import type { ChatContext } from './context.ts';
 import { parseClient, parseId, parsePeopleVersion, parseRoom, pollNickname } from './validate.ts';
 
+/**
+ * The poll's client id if it is to be counted online, else undefined: the
+ * per-address cap (server/presence/address-cap.ts), asked once the query is
+ * parsed, so nothing rewrites the request.
+ */
+export type CountedClient = (req: IncomingMessage, client: string) => string | undefined;
+
 interface RecvQuery {
   room: string;
   since: number | undefined;
@@ -22,13 +29,11 @@ interface RecvQuery {
 
 /**
  * Returns the handler of every `/recv` poll (GET, and HEAD, whose body Node
- * leaves out), given the raw query string after `?`. A `client` past its
- * address's cap (`counted`, server/presence/address-cap.ts) is left out of
- * the poll the hub gets: served as any poll, not counted online.
+ * leaves out), given the raw query string after `?`.
  */
 export function createRecvHandler(
   chat: ChatContext,
-  counted: (req: IncomingMessage, client: string) => boolean = () => true,
+  counted: CountedClient = (_req, client) => client,
 ): (req: IncomingMessage, res: ServerResponse, rawQuery: string) => void {
   const { hub, telemetry } = chat;
 
@@ -67,8 +72,7 @@ export function createRecvHandler(
       return;
     }
     const { room, since, extras } = query;
-    const client =
-      query.client !== undefined && counted(req, query.client) ? query.client : undefined;
+    const client = query.client === undefined ? undefined : counted(req, query.client);
     hub.poll(room, since, client, res, extras).then(
       (refused) => {
         if (refused !== undefined) refuse(req, res, room, refusalError(refused), started);

@@ -14,7 +14,7 @@
  * costs no parsing. Every send it lets through counts, valid or not.
  *
  * The body is read by the one body reader (body-reader.ts), with the
- * limits of every route that takes a body, `POST /typing`'s too.
+ * checks of `POST /typing` in the same order.
  *
  * Why a hot route: a sender waits for this answer before its next message,
  * so its cost bounds how fast a room's messages can come (docs/design.md,
@@ -31,7 +31,7 @@ import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
-import { createBodyReader } from './body-reader.ts';
+import { bodyType, readBody } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
 import type { ChatContext } from './context.ts';
 import { createCrossSiteCheck } from './cross-site.ts';
@@ -55,7 +55,6 @@ export function createSendHandler(
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  const body = createBodyReader();
   const { sendKbPerHour, trustProxy, forwardedForMaxBytes } = chat.config;
   const bytes =
     sendKbPerHour > 0
@@ -73,11 +72,11 @@ export function createSendHandler(
     started: number,
   ): Promise<SendAnswer> {
     checkSameSite(req);
-    const type = body.typeOf(req);
+    const type = bodyType(req);
     await limit?.check(req, res);
-    const fields = await body.read(req, res, type);
+    const body = await readBody(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
-    const input = parseNewMessage(fields);
+    const input = parseNewMessage(body);
     bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
     const appended = chat.store.append(input);
     // Posted once stored, even when the answer below timed out: the message shows.

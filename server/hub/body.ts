@@ -29,6 +29,13 @@ export interface Body {
   readonly json: string;
   /** Messages in it: deliveries counted per poll answered. */
   readonly count: number;
+  /**
+   * The transport's own rendering of this body (server/http/poll-reply.ts:
+   * its headers), made at its first answer and shared by the next ones. A
+   * slot on the body, set on every body alike, rather than a side table:
+   * a WeakMap entry per body cost sustained delivery measurably.
+   */
+  wire: unknown;
 }
 
 /**
@@ -71,5 +78,5 @@ export function recvBody(
     if (extras.typing.more > 0) answer.typingMore = extras.typing.more;
     answer.typingOnly = true;
   }
-  return { json: recvJson(answer), count: messages.length };
+  return { json: recvJson(answer), count: messages.length, wire: undefined };
 }

@@ -8,9 +8,10 @@
  * what a missing answer means to it: a poll waits, a gap is looked at again,
  * the store watch retries on its next tick.
  */
+import { raceDeadline } from '../core/deadline.ts';
 import type { Log } from '../core/log.ts';
 import { type Message, type MessageStore, StoreUnavailableError } from '../store/store.ts';
-import { type Clock, systemClock, type Timer } from './clock.ts';
+import { type Clock, systemClock } from './clock.ts';
 
 /** The store's up/down state (server/metrics/outage.ts), told of each poll's read. */
 export interface StoreHealth {
@@ -71,23 +72,15 @@ export class StoreReads {
 
   async #read<T>(work: Promise<T>, what: string): Promise<T | undefined> {
     const { timeoutMs, state, log } = this.#options;
-    let timer: Timer | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = this.#clock.setTimeout(
-        () => reject(new StoreUnavailableError(`${what} took longer than ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-    });
+    const late = () => new StoreUnavailableError(`${what} took longer than ${timeoutMs} ms`);
     try {
-      const result = await Promise.race([work, late]);
+      const result = await raceDeadline(work, timeoutMs, late, this.#clock);
       state?.ok();
       return result;
     } catch (error) {
       if (state) state.failed(error);
       else log?.('warn', `hub: ${what} failed`, error);
       return undefined;
-    } finally {
-      this.#clock.clearTimeout(timer);
     }
   }
 }

@@ -4,8 +4,7 @@
  *
  * The long-poll path (the hub and `server/http/recv.ts`) calls these hooks;
  * `createTelemetry` turns them into metrics (Prometheus) and request log
- * lines. `noTelemetry` is the default, so tests and tools that do not care
- * pass nothing. Hooks are synchronous and must not throw: they run on the
+ * lines. Hooks are synchronous and must not throw: they run on the
  * delivery path.
  *
  * Every `GET /recv` ends in one request log line and one observation of the
@@ -64,12 +63,6 @@ export interface Telemetry {
   /** `count` deliveries (a message written to one waiting poll counts once). */
   delivered(count: number): void;
 }
-
-export const noTelemetry: Telemetry = {
-  pollEnded() {},
-  requestEnded() {},
-  delivered() {},
-};
 
 export function createTelemetry(
   metrics: ChatMetrics,

@@ -4,9 +4,7 @@
  * runs, bounded (docs/design.md, "Limits").
  *
  * In order, for each request: the Host check (`ALLOWED_HOSTS`,
- * host-check.ts) → pipelining (pipelining.ts) → the chat's listener, to
- * which it gives the per-address cap of counted presence ids
- * (server/presence/address-cap.ts, asked by the poll's handler). On the server: connections per address and in total
+ * host-check.ts) → pipelining (pipelining.ts) → the chat's listener. On the server: connections per address and in total
  * (connection-limit.ts), and JSON answers to what Node's HTTP layer refuses
  * (client-error.ts).
  */
@@ -16,7 +14,6 @@ import type { Registry } from 'prom-client';
 import { type AddressOf, compileTrust } from '../core/client-address.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
-import { createPresenceCap, type PresenceCap } from '../presence/address-cap.ts';
 import { answerClientErrors } from './client-error.ts';
 import { connectionCap, limitConnections } from './connection-limit.ts';
 import { checkHost, HOST_CHECK_SERVER_OPTIONS } from './host-check.ts';
@@ -32,12 +29,12 @@ export interface EdgeOptions {
 export interface Edge {
   /** Options for `createServer`. */
   readonly serverOptions: typeof HOST_CHECK_SERVER_OPTIONS;
-  /** The cap of counted presence ids per address, for the poll's handler. */
-  readonly presenceCap: PresenceCap;
   /** The request listener to give `createServer`. */
   listener(inner: RequestListener): RequestListener;
   /** Adds the connection limits and the `clientError`/`connect` answers to `server`. */
   attach(server: Server): void;
+  /** A poll served uncounted by the presence cap (`chat_presence_uncounted_total`). */
+  uncounted(): void;
 }
 
 /** Behind a proxy, Node must keep an idle connection longer than the proxy does (nginx: 60 s). */
@@ -59,12 +56,6 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
   }
   return {
     serverOptions: HOST_CHECK_SERVER_OPTIONS,
-    presenceCap: createPresenceCap({
-      perAddress: config.presenceClientsPerAddress,
-      windowMs: config.pollTimeoutMs + config.presenceGraceMs,
-      addressOf: options.addressOf,
-      onUncounted: () => metrics.presenceUncounted.inc(),
-    }),
     listener(inner) {
       const piped = guardPipelining(inner, {
         maxPipelined: config.maxPipelined,
@@ -87,6 +78,7 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
       answerClientErrors(server, metrics);
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
     },
+    uncounted: () => metrics.presenceUncounted.inc(),
   };
 }
 

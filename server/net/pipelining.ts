@@ -98,10 +98,10 @@ export function guardPipelining(
    * body, so Node reads it (and the request ends, then closes) once the
    * response has finished, or on the socket's close. A listener on the
    * request, not the response: a `close` or `finish` listener on every
-   * response made V8's young-generation collections keep about 30% of what
-   * the server allocates (bench T6: 8 MB kept per collection, 8 ms pauses,
-   * against 0.3 MB and 1 ms; seen in `--trace-gc`, not understood), which
-   * cost sustained delivery about 15%. Sends read their body, so their
+   * response made V8's young-generation collections keep much more of what
+   * the server allocates, with longer pauses (bench T6, seen in `--trace-gc`,
+   * not understood), which cost sustained delivery (the bench reports).
+   * Sends read their body, so their
    * request ends first: theirs is heard on the response.
    */
   function onDone(this: IncomingMessage | ServerResponse): void {

@@ -2,11 +2,12 @@
  * The online count cannot be inflated from one address: each client
  * address has at most `perAddress` client ids counted at once (within the
  * presence window). It sits in front of every presence (local, cluster,
- * Redis), asked by the poll's handler once it has parsed the query
+ * Redis), asked by `GET /recv` once its query is parsed
  * (server/http/recv.ts), since a `Presence` is told a room and a client id
  * but not who sent them: a poll from an address already at its cap, naming
  * a client id not counted yet, is served as any poll but without its
  * `client`, so it is not counted online (`chat_presence_uncounted_total`).
+ * Nothing rewrites the request: the poll's parsed query loses its `client`.
  *
  * The first address to poll with a client id holds it while it polls: a poll
  * naming the id from another address within the window is served uncounted
@@ -16,25 +17,20 @@
  * `maxAddresses` addresses (and as many client ids' holders) are kept (the
  * least recently seen is dropped).
  */
-import type { IncomingMessage } from 'node:http';
-import type { AddressOf } from '../core/client-address.ts';
-
 export interface PresenceCapOptions {
   perAddress: number;
   /** Poll timeout plus grace: how long an id stays counted after its last poll. */
   windowMs: number;
-  addressOf: AddressOf;
   maxAddresses?: number;
-  onUncounted?: () => void;
   now?: () => number;
 }
 
-/** Whether a poll's client id is counted: false when it is served without it. */
-export type PresenceCap = (req: IncomingMessage, client: string) => boolean;
+/** Whether a poll from `address` naming `client` is counted online (the module comment). */
+export type PresenceCap = (address: string, client: string) => boolean;
 
-/** The cap (none when it is 0) and the holders of client ids. */
+/** The cap (none when `perAddress` is 0) and the holders of client ids. */
 export function createPresenceCap(options: PresenceCapOptions): PresenceCap {
-  const { perAddress, windowMs, addressOf, onUncounted } = options;
+  const { perAddress, windowMs } = options;
   const maxAddresses = options.maxAddresses ?? 100_000;
   const now = options.now ?? Date.now;
   /** Client id → the address that holds it and when it last polled; in last-seen order. */
@@ -56,15 +52,7 @@ export function createPresenceCap(options: PresenceCapOptions): PresenceCap {
   }
 
   const admit = clientsPerAddress(perAddress, windowMs, maxAddresses, now);
-
-  const admitted = (address: string, client: string): boolean =>
-    holds(address, client) && admit(address, client);
-
-  return (req, client) => {
-    if (admitted(addressOf(req), client)) return true;
-    onUncounted?.();
-    return false;
-  };
+  return (address, client) => holds(address, client) && admit(address, client);
 }
 
 /**

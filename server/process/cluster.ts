@@ -32,6 +32,7 @@ import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
 import { newTagSecret } from '../presence/tag.ts';
 import { closeHandoffsOnDeath } from './handoffs.ts';
+import { withNodeFlags } from './node-flags.ts';
 
 /** When and how often a dead worker is forked again. */
 export interface RestartPolicy {
@@ -237,6 +238,9 @@ export function runPrimary(
     finish({ code, why });
   }
 
+  // The workers hold the polls: they run under the chat's Node flags even
+  // when the primary was started without them (server/process/node-flags.ts).
+  cluster.setupPrimary({ execArgv: withNodeFlags(cluster.settings.execArgv ?? process.execArgv) });
   const onSigterm = () => stop('SIGTERM');
   const onSigint = () => stop('SIGINT');
   cluster.on('exit', onExit);

@@ -25,20 +25,21 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type Bus, LocalBus } from '../bus/bus.ts';
 import { ClusterBus } from '../bus/cluster-bus.ts';
 import { RedisBus } from '../bus/redis-bus.ts';
-import { clientAddress } from '../core/client-address.ts';
+import { type AddressOf, clientAddress } from '../core/client-address.ts';
 import { type Config, trustProxyWarning } from '../core/config.ts';
 import { createLog, type Log } from '../core/log.ts';
 import type { ChatContext } from '../http/context.ts';
 import { createRequestListener } from '../http/lane.ts';
 import { pollReplies, reportPolls } from '../http/poll-reply.ts';
 import { createHistoryLimit, createSendLimit, createTypingLimit } from '../http/rate-limit.ts';
+import type { CountedClient } from '../http/recv.ts';
 import type { Clock } from '../hub/clock.ts';
 import { Hub } from '../hub/hub.ts';
-import type { StoreWatch } from '../hub/store-watch.ts';
 import { type ChatOps, startOps } from '../metrics/ops.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { WriteHealth } from '../metrics/write-health.ts';
 import { createEdge } from '../net/edge.ts';
+import { createPresenceCap } from '../presence/address-cap.ts';
 import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
@@ -70,7 +71,6 @@ export interface RunningChat extends ChatContext {
   server: Server;
   /** Deletes old messages (server/store/retention.ts); tests run it by hand. */
   retention: Retention;
-  watch: StoreWatch;
   /** `http://127.0.0.1:PORT` for a TCP port; the pipe/socket path otherwise. */
   url: string;
   /** Metrics, telemetry and backend states (server/metrics/ops.ts). */
@@ -128,7 +128,6 @@ export async function startChat(
     clock: parts.clock,
   });
   reportPolls(hub, telemetry);
-  const watch = hub.watch;
 
   const chat: ChatContext = {
     config,
@@ -187,7 +186,7 @@ export async function startChat(
         sendLimit,
         typingLimit,
         historyLimit,
-        presenceCap: edge.presenceCap,
+        countedClient: countedClient(config, addressOf, () => edge.uncounted()),
       }),
     ),
   );
@@ -231,7 +230,7 @@ export async function startChat(
     return closing;
   }
 
-  return { ...chat, server, watch, retention, url, ops, close };
+  return { ...chat, server, retention, url, ops, close };
 }
 
 interface Backends {
@@ -287,6 +286,24 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
     bus: new LocalBus(),
     presence: new LocalPresence(windowMs, Date.now, config.maxRooms, config.peopleListedPerAddress),
     close: async () => {},
+  };
+}
+
+/** The per-address cap of counted presence ids (server/presence/address-cap.ts), for `GET /recv`. */
+function countedClient(
+  config: Readonly<Config>,
+  addressOf: AddressOf,
+  onUncounted: () => void,
+): CountedClient {
+  // Even without a cap (0), an id stays held by the first address to poll with it.
+  const admit = createPresenceCap({
+    perAddress: config.presenceClientsPerAddress,
+    windowMs: config.pollTimeoutMs + config.presenceGraceMs,
+  });
+  return (req, client) => {
+    if (admit(addressOf(req), client)) return client;
+    onUncounted();
+    return undefined;
   };
 }
 

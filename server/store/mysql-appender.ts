@@ -214,7 +214,7 @@ export function toSqlTime(iso: string): string {
  * appended and published. Those two shapes, the only ones a `DATETIME(3)`
  * column gives, are rewritten as strings; anything else goes through Date.
  * Why: a `/history` page is 50 rows, and the Date round trip was the
- * largest entry in its profile (about 14% of the server's CPU on MySQL).
+ * largest entry in its profile on MySQL (the bench reports).
  */
 export function fromSqlTime(sql: string): string {
   if (sql[10] === ' ' && SQL_TIME.test(sql)) {

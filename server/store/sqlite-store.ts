@@ -20,9 +20,9 @@
  * goes to the writer at once, as a request of its own; the loop goes on
  * with other requests while the worker writes, and takes the replies that
  * have come as each new request comes in (`takeAnswers`, from the lane).
- * At the end of the turn it waits at most `waitMs` (1 ms) for the rest. An
- * acknowledgement that waited for the end of the turn, or for a blocking
- * round trip per send, cost T6 a fifth or more of its deliveries.
+ * At the end of the turn it waits at most `waitMs` (`SQLITE_WAIT_MS`) for the
+ * rest. An acknowledgement that waited for the end of the turn, or for a
+ * blocking round trip per send, cost T6 deliveries (the bench reports).
  *
  * Writes are not quick while that wait ran out with appends unanswered (a
  * lock held elsewhere, a frozen file system) or when the last one ran longer

@@ -15,9 +15,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { serviceUrl } from '../helpers/env.ts';
+import { freePort } from '../helpers/free-port.ts';
 import {
   type ServerProcess,
   type ServerProcessOptions,
@@ -162,13 +162,4 @@ export async function startRedisServer(): Promise<RedisServer> {
       await exited;
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }

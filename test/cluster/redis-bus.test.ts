@@ -10,18 +10,11 @@ import { createRedisPresence } from '../../server/presence/redis-presence.ts';
 import type { Message } from '../../server/store/store.ts';
 import { until } from '../helpers/chat.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { message } from '../helpers/message.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { uniquePrefix } from './shared-database.ts';
 
 const redisUrl = serviceUrl('REDIS_URL');
-
-const message = (id: number): Message => ({
-  id,
-  room: 'main',
-  nickname: 'Ada',
-  text: `message ${id}`,
-  time: new Date().toISOString(),
-});
 
 describeWith(needs.service('REDIS_URL'), 'RedisBus', () => {
   const connections: Redis[] = [];

@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nodeFlags } from '../../server/process/node-flags.ts';
 
 const read = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
@@ -72,7 +73,7 @@ describe('Dockerfile', () => {
     });
 
     it('runs the entrypoint, which runs the same build `npm start` runs, as the node user, last', async () => {
-      expect(execForm(app, 'CMD')).toEqual(['node', 'scripts/docker-entrypoint.mjs']);
+      expect(execForm(app, 'CMD')).toEqual(['node', ...nodeFlags, 'scripts/docker-entrypoint.mjs']);
       expect(await read('scripts/docker-entrypoint.mjs')).toContain(
         "await import('../dist/server/main.js');",
       );

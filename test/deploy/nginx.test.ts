@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults } from '../../server/core/config.ts';
 import { type RecvBody, startTestChat, type TestChat } from '../helpers/chat.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { http, postJson } from './http.ts';
-import { freePort, hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
+import { hasNginx, NGINX_CONF, type RunningNginx, startNginx } from './nginx.ts';
 import {
   expectChatRefusesLargeBody,
   expectEveryRouteReachesChat,

@@ -16,11 +16,11 @@ import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_pro
 import { once } from 'node:events';
 import { existsSync, readFileSync, watch } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/free-port.ts';
 
 export const NGINX = '/usr/sbin/nginx';
 export const NGINX_CONF = new URL('../../deploy/nginx.conf', import.meta.url);
@@ -449,13 +449,4 @@ async function onFreePort(start: (port: number) => Promise<RunningNginx>): Promi
       if (attempt === 3 || !/Address already in use/.test(String(error))) throw error;
     }
   }
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

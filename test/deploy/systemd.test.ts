@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults, loadConfig } from '../../server/core/config.ts';
+import { nodeFlags } from '../../server/process/node-flags.ts';
 import { readEnvFile, readUnit, UNIT_FILE, type Unit } from './systemd-unit.ts';
 
 const hasSystemdAnalyze =
@@ -94,7 +95,7 @@ describe(title, () => {
     it('run the built entry under Node from the release folder, not through npm', () => {
       const workingDirectory = unit.get('Service', 'WorkingDirectory');
       expect(unit.get('Service', 'ExecStart')).toBe(
-        `/usr/bin/node ${workingDirectory}/dist/server/main.js`,
+        `/usr/bin/node ${nodeFlags.join(' ')} ${workingDirectory}/dist/server/main.js`,
       );
     });
 

@@ -15,7 +15,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,6 +23,7 @@ import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { defaults, loadConfig } from '../../server/core/config.ts';
 import { ensureBuilt, ROOT } from '../helpers/build.ts';
 import { startTestChat } from '../helpers/chat.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { apiRoutes } from './api-routes.ts';
 import { baseEnv, type ChatProcess, type Launch, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
@@ -441,14 +441,6 @@ async function siteFolder(extra: string[] = []): Promise<string> {
   }
   for (const path of extra) await copyFile(path, join(site, path.slice(path.lastIndexOf('/') + 1)));
   return site;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -17,9 +17,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 import type { Need } from './needs.ts';
 
 const LISTENING = /Listening on TCP (\S+?)\.\.\./;
@@ -132,16 +132,4 @@ export async function startFerretDb(): Promise<FerretDb> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A port nothing listens on now (the kernel's pick for an ephemeral listener). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
 }

@@ -7,18 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { message } from '../helpers/message.ts';
 
 let chat: TestChat;
 afterEach(async () => {
   await chat?.close();
-});
-
-const message = (id: number, room = 'main'): Message => ({
-  id,
-  room,
-  nickname: 'n',
-  text: `m${id}`,
-  time: new Date(0).toISOString(),
 });
 
 /** Stores messages 1..n and returns them, as another process would have. */

@@ -13,16 +13,9 @@ import {
 } from '../../server/hub/message-log.ts';
 import { StoreReads } from '../../server/hub/store-reads.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
-import type { Message, MessageStore } from '../../server/store/store.ts';
+import type { MessageStore } from '../../server/store/store.ts';
+import { message } from '../helpers/message.ts';
 import { until } from '../helpers/wait.ts';
-
-const message = (id: number, room = 'main'): Message => ({
-  id,
-  room,
-  nickname: 'n',
-  text: `m${id}`,
-  time: new Date(0).toISOString(),
-});
 
 let log: Log | undefined;
 afterEach(() => log?.close());

@@ -8,6 +8,7 @@ import { DEFAULT_NICKNAME, type Message } from '../../protocol/protocol.ts';
 import type { Bus, BusEvent, BusEventHandler, BusHandler } from '../../server/bus/bus.ts';
 import { peopleOf } from '../../server/presence/people.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
+import { message } from '../helpers/message.ts';
 import { createTestHub, nextTurn, stopTestHubs, TestReply, useFakeClock } from './fixture.ts';
 
 beforeEach(() => {
@@ -37,6 +38,7 @@ async function join(
 class FakeBus implements Bus {
   readonly kind = 'redis';
   readonly live = true;
+  readonly lossless = false;
   readonly events: BusEvent[] = [];
   #onMessage: BusHandler = () => {};
   #onEvent: BusEventHandler = () => {};
@@ -254,13 +256,7 @@ describe('who is typing', () => {
     bus.event({ kind: 'typing', room: 'main', client: 'client-ann', nickname: 'Ann' });
     expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Ann']);
     reply = await poll(0);
-    bus.message({
-      id: 1,
-      room: 'main',
-      nickname: 'Ann',
-      text: 'hi',
-      time: new Date().toISOString(),
-    });
+    bus.message(message(1, 'main', { nickname: 'Ann', text: 'hi' }));
     await nextTurn();
     expect(reply.answer.messages.map((m) => m.text)).toEqual(['hi']);
     reply = await poll(1);

@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../server/http/api-routes.ts';
 import { portOf } from '../../server/metrics/serve.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { freePort } from '../helpers/free-port.ts';
 import {
   type ServerProcess,
   startServerProcess,
@@ -243,12 +243,3 @@ describe('in a cluster of 2 workers', () => {
     });
   });
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}

@@ -13,6 +13,7 @@ import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vite
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from '../deploy/chat-process.ts';
 import { ensureBuilt, MAIN_JS, ROOT } from '../helpers/build.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { freePort as closedPort } from '../helpers/free-port.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 
 const chat = (env: Record<string, string>) => ({
@@ -27,16 +28,6 @@ async function failedStart(env: Record<string, string>): Promise<string[]> {
   const { code, output } = await runToExit(chat(env));
   expect(code, output).toBe(1);
   return output.trimEnd().split('\n');
-}
-
-/** A port that nothing listens on: taken from the system, then given back. */
-async function closedPort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
 }
 
 const STACK_LINE = /^\s+at /m;

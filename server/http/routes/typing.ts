@@ -5,7 +5,7 @@
  * wakes the room's waiting polls at most every `TYPING_WAKE_MS` and tells
  * the other processes on the bus (server/hub/typing.ts).
  *
- * Through Express, not a hot route (hot-routes.ts): a page sends one at most every
+ * Through Express, not a hot route (server/http/hot-routes.ts): a page sends one at most every
  * `limits.typingIntervalMs` while its person types, so its cost is not
  * delivery's. The limit is its own budget (`TYPING_RATE`, `TYPING_BURST`):
  * typing never uses up a person's sends.
@@ -13,7 +13,7 @@
 import type { Request, Response } from 'express';
 import { clientHost } from '../../core/client-address.ts';
 import { httpError } from '../../core/errors.ts';
-import { createBodyReader } from '../body-reader.ts';
+import { bodyType, readBody } from '../body-reader.ts';
 import type { ChatContext } from '../context.ts';
 import { createCrossSiteCheck } from '../cross-site.ts';
 import type { SendLimit } from '../rate-limit.ts';
@@ -24,17 +24,15 @@ export function typingRoute(chat: ChatContext, limit: SendLimit | undefined) {
     chat.config.allowedOrigins,
     clientHost(chat.config.trustProxy),
   );
-  // The send's reader and limits (body-reader.ts); three short fields fit well within them.
-  const body = createBodyReader();
 
   return async function typing(req: Request, res: Response): Promise<void> {
+    // The checks of a send, in its order (send.ts, body-reader.ts).
     checkSameSite(req);
-    // The checks of a send, in its order (send.ts).
-    const type = body.typeOf(req);
+    const type = bodyType(req);
     await limit?.check(req, res);
-    const fields = await body.read(req, res, type);
+    const body = await readBody(req, res, type);
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
-    const { room, client, nickname, stopped } = parseTyping(fields);
+    const { room, client, nickname, stopped } = parseTyping(body);
     chat.hub.typed(room, client, nickname, stopped, req.ip);
     res.set('Cache-Control', 'no-store').json({ status: 'ok' });
   };

@@ -24,7 +24,7 @@ import {
 import { createMongoClient, MongoStore } from '../../../server/store/mongodb/store.ts';
 import { StoreUnavailableError } from '../../../server/store/store.ts';
 import { serviceUrl } from '../../helpers/env.ts';
-import { closedPort } from '../closed-port.ts';
+import { freePort as closedPort } from '../../helpers/free-port.ts';
 import { describeStore } from '../contract.ts';
 import { ferretdbVersion, mongoFixture, runName } from './fixture.ts';
 
