@@ -13,7 +13,6 @@ import { resolve } from 'node:path';
 import express, { type Express, type RequestHandler } from 'express';
 import { clientAddress } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
-import type { ChatOps } from '../metrics/ops.ts';
 import { createRequestLog } from '../metrics/request-log.ts';
 import { metricsRoute } from '../metrics/serve.ts';
 import { API_ROUTES } from './api-routes.ts';
@@ -21,22 +20,17 @@ import type { ChatContext } from './context.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { DOCUMENT_HEADERS, JSON_HEADERS, setHeaders } from './headers.ts';
 import { LANE_ROUTES } from './hot-path.ts';
-import { createHotRoutes, type HotRoutes } from './hot-routes.ts';
+import { createHotRoutes, type HotRoutes, type HotRoutesOptions } from './hot-routes.ts';
 import type { SendLimit } from './rate-limit.ts';
-import type { CountedClient } from './recv.ts';
 import { healthRoute, historyRoute } from './routes/read.ts';
 import { typingRoute } from './routes/typing.ts';
 
 /** What operators get from the app (server/metrics/ops.ts); tests may leave it out. */
-export interface AppOps {
-  ops?: ChatOps | undefined;
-  sendLimit?: SendLimit | undefined;
+export interface AppOps extends HotRoutesOptions {
   /** `POST /typing` per address (rate-limit.ts, `createTypingLimit`). */
   typingLimit?: SendLimit | undefined;
   /** `GET /history` per address (rate-limit.ts, `createHistoryLimit`). */
   historyLimit?: SendLimit | undefined;
-  /** Whether a poll's client id is counted online (the per-address cap, server.ts). */
-  countedClient?: CountedClient | undefined;
 }
 
 export function createApp(

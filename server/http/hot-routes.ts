@@ -9,13 +9,14 @@
  * the answer depends on the way in (docs/design.md, "The request pipeline").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ChatOps } from '../metrics/ops.ts';
 import { requestId } from '../metrics/request-log.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { writeJson } from './answer.ts';
-import type { AppOps } from './app.ts';
 import type { ChatContext } from './context.ts';
 import type { LanePath } from './hot-path.ts';
-import { createRecvHandler } from './recv.ts';
+import type { SendLimit } from './rate-limit.ts';
+import { type CountedClient, createRecvHandler } from './recv.ts';
 import { createSendHandler } from './send.ts';
 
 /** A hot route's handler, given the raw query string after `?` ('' when none). */
@@ -34,7 +35,15 @@ function createTimeHandler(telemetry: Telemetry): HotHandler {
   };
 }
 
-export function createHotRoutes(chat: ChatContext, ops: AppOps = {}): HotRoutes {
+/** What the hot routes are given besides the chat (the app's `AppOps` hold these too). */
+export interface HotRoutesOptions {
+  ops?: ChatOps | undefined;
+  sendLimit?: SendLimit | undefined;
+  /** Whether a poll's client id is counted online (the per-address cap, server.ts). */
+  countedClient?: CountedClient | undefined;
+}
+
+export function createHotRoutes(chat: ChatContext, ops: HotRoutesOptions = {}): HotRoutes {
   const send = createSendHandler(chat, {
     limit: ops.sendLimit,
     metrics: ops.ops?.metrics,

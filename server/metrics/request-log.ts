@@ -24,7 +24,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { Telemetry } from './telemetry.ts';
 
 /** What an incoming `X-Request-Id` may be: no spaces, quotes or control characters. */
 const REQUEST_ID = /^[A-Za-z0-9._:/+=@-]{1,128}$/;
@@ -40,6 +39,19 @@ export function requestId(req: IncomingMessage): string {
   const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   known.id = id;
   return id;
+}
+
+/** A request that is not a poll, for its request log line. */
+export interface RequestEnded {
+  req: IncomingMessage;
+  path: string;
+  /** The status code answered (0 when the client went away first). */
+  status: number;
+  ms: number;
+  /** Error code, when it was refused. */
+  code?: string | undefined;
+  /** The bug behind a 500, logged with its stack. */
+  bug?: unknown;
 }
 
 export type Level = 'info' | 'error';
@@ -77,7 +89,9 @@ export function noteErrorCode(res: ServerResponse, code: string, bug?: unknown):
  * and the line written through the telemetry once the answer is out (or the
  * client gone), as the hot routes write theirs.
  */
-export function createRequestLog(telemetry: Pick<Telemetry, 'requestEnded'>): RequestHandler {
+export function createRequestLog(telemetry: {
+  requestEnded(ended: RequestEnded): void;
+}): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
     res.setHeader('X-Request-Id', requestId(req));

@@ -27,7 +27,7 @@ import type { Logger } from 'pino';
 import type { AddressOf } from '../core/client-address.ts';
 import type { PollOutcome } from '../hub/report.ts';
 import type { ChatMetrics } from './metrics.ts';
-import { levelOf, writeRequestLine } from './request-log.ts';
+import { levelOf, type RequestEnded, writeRequestLine } from './request-log.ts';
 
 export interface PollEnded {
   /** The request, for its id (`X-Request-Id`), method, url and address. */
@@ -40,19 +40,6 @@ export interface PollEnded {
   code?: string;
   /** Milliseconds from arrival to the end. */
   ms: number;
-}
-
-/** A request that is not a poll, for its request log line. */
-export interface RequestEnded {
-  req: IncomingMessage;
-  path: string;
-  /** The status code answered (0 when the client went away first). */
-  status: number;
-  ms: number;
-  /** Error code, when it was refused. */
-  code?: string | undefined;
-  /** The bug behind a 500, logged with its stack. */
-  bug?: unknown;
 }
 
 export interface Telemetry {
