@@ -47,7 +47,6 @@ export function createHotRoutes(chat: ChatContext, ops: HotRoutesOptions = {}): 
   const send = createSendHandler(chat, {
     limit: ops.sendLimit,
     metrics: ops.ops?.metrics,
-    store: ops.ops?.store,
   });
   return {
     '/recv': createRecvHandler(chat, ops.countedClient),

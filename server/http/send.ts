@@ -1,6 +1,7 @@
 /**
- * `POST /send`: check where it comes from, limit, parse, validate, store,
- * then post it to the hub (server/hub/hub.ts), which tells every process.
+ * `POST /send`: check where it comes from, limit, parse, validate, then
+ * hand it to the hub (`hub.send`, server/hub/hub.ts), which stores it and
+ * tells every process; this file parses and answers.
  * A hot route (hot-routes.ts): the same handler whether the lane or the
  * Express app hands it the request.
  *
@@ -27,9 +28,7 @@ import type { SendAnswer } from '../../protocol/protocol.ts';
 import { clientAddress, clientHost } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
-import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
 import { bodyType, readBody } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
@@ -38,12 +37,10 @@ import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { parseNewMessage } from './validate.ts';
-import { withTimeout } from './with-timeout.ts';
 
 export interface SendOptions {
   limit?: SendLimit | undefined;
   metrics?: ChatMetrics | undefined;
-  store?: OutageState | undefined;
 }
 
 /** Returns the handler of `POST /send`. */
@@ -63,7 +60,7 @@ export function createSendHandler(
           addressOf: clientAddress(trustProxy, forwardedForMaxBytes),
         })
       : undefined;
-  const { limit, metrics, store } = options;
+  const { limit, metrics } = options;
   const { telemetry } = chat;
 
   async function send(
@@ -78,18 +75,8 @@ export function createSendHandler(
     if (chat.hub.closed) throw httpError('shutting_down', undefined, { retryAfter: 1 });
     const input = parseNewMessage(body);
     bytes?.charge(req, Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname));
-    const appended = chat.store.append(input);
-    // Posted once stored, even when the answer below timed out: the message shows.
-    appended.then(
-      ({ message }) => chat.hub.post(message),
-      () => {},
-    );
-    const { message, created } = await withTimeout(
-      appended,
-      chat.config.storeTimeoutMs,
-      'Storing the message',
-    );
-    store?.ok();
+    // Stored then posted by the hub, within the one store deadline.
+    const { message, created } = await chat.hub.send(input);
     if (created) metrics?.sent.inc();
     metrics?.sendSeconds.observe((performance.now() - started) / 1000);
     return { status: 'ok', id: message.id, message };
@@ -113,7 +100,6 @@ export function createSendHandler(
       return;
     }
     const refusal = toHttpError(error);
-    if (error instanceof StoreUnavailableError) store?.failed(error);
     writeError(res, refusal);
     telemetry.requestEnded({
       req,
