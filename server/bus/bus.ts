@@ -45,15 +45,6 @@ export interface Bus {
    * watch looks for them in the store (docs/design.md, "The seams").
    */
   readonly live: boolean;
-  /**
-   * Whether, while it is live, every message another process publishes
-   * reaches this one, in the order that process published them: an ordered
-   * channel that loses nothing but while it is down (cluster IPC). Redis
-   * pub/sub is not: a subscriber that reconnects misses what was published
-   * meanwhile, unannounced. A lossless bus lets "nothing after your cursor"
-   * be answered from memory (docs/design.md, "The hub").
-   */
-  readonly lossless: boolean;
   /** Sends a stored message to the other processes. Never throws. */
   publish(message: Message): void;
   /** Called with every message another process publishes (never with this process's own). */
@@ -85,8 +76,6 @@ export class LocalBus implements Bus {
   readonly kind = 'local';
   /** No bus: another process writing to the same database is found by the store watch alone. */
   readonly live = false;
-  /** Nothing travels on it, so nothing is lost. */
-  readonly lossless = true;
   publish(_message: Message): void {}
   onMessage(_handler: BusHandler): void {}
   publishEvent(_event: BusEvent): void {}

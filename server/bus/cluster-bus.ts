@@ -5,10 +5,8 @@
  * never hears its own messages back.
  *
  * A message sent while the channel is down (the primary gone, the worker
- * starting or stopping, a worker killed between its store and its publish)
- * is lost. Receiving hubs trust their ring while the channel is up, so the
- * store watch keeps looking beside a lossless bus: a message lost that way
- * reaches their polls within `STORE_POLL_MS`, as with no bus at all.
+ * starting or stopping) is lost; the receiving hubs do not trust an empty
+ * ring when the bus is not local, so the next poll reads the store instead.
  */
 import type { Message } from '../store/store.ts';
 import {
@@ -25,8 +23,6 @@ export type WorkerChannel = IpcEndpoint & NodeJS.EventEmitter;
 
 export class ClusterBus implements Bus {
   readonly kind = 'cluster';
-  /** IPC to the primary and on to each worker is ordered and drops nothing while connected. */
-  readonly lossless = true;
   readonly #handlers: BusHandler[] = [];
   readonly #eventHandlers: BusEventHandler[] = [];
   readonly #onIpc = (raw: unknown): void => {

@@ -57,8 +57,6 @@ interface Envelope {
 
 export class RedisBus implements Bus {
   readonly kind = 'redis';
-  /** Pub/sub drops what a reconnecting subscriber missed: each poll at the head asks the store. */
-  readonly lossless = false;
   /** This process's id on the channel. */
   readonly origin = randomUUID();
   readonly #handlers: BusHandler[] = [];

@@ -141,12 +141,9 @@ export class Hub<R extends Reply> {
     this.messages = new MessageLog({
       reads,
       // One process: every message passes through this log, or reaches it
-      // through the store watch within `storePollMs`. So with a bus that is
-      // lossless while live (cluster IPC), whose losses the store watch finds
-      // (it keeps looking beside such a bus). With a bus that may drop
-      // messages unannounced (Redis), a poll must not wait on what the bus
-      // dropped: each poll at the head asks the store.
-      trustRing: bus instanceof LocalBus ? true : () => bus.lossless && bus.live,
+      // through the store watch within `storePollMs`. With a bus, a message the
+      // bus drops must not leave a poll waiting: each poll asks the store.
+      trustRing: bus instanceof LocalBus,
       maxRooms: config.maxRooms,
       roomIdleMs: config.roomIdleMs,
       // The log keeps the rooms where polls wait; read when it drops rooms, after construction.
@@ -189,10 +186,7 @@ export class Hub<R extends Reply> {
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,
-      // Beside a lossless bus the watch keeps looking: the polls trust the
-      // ring, and what the bus lost while a sender's channel was down is in
-      // the store only.
-      busLive: () => bus.live && !bus.lossless,
+      busLive: () => bus.live,
       watched: () => waiters.watched(),
       intervalMs: config.storePollMs,
       log,

@@ -39,9 +39,8 @@ export interface MessageLogOptions {
    * when every message reaches this process through this log in time (one
    * process, or a process that the store watch keeps up to date); false when
    * a bus that may drop messages is the only way in: the store is asked.
-   * A function is asked at each catch-up (a bus that is lossless while live).
    */
-  trustRing: boolean | (() => boolean);
+  trustRing: boolean;
   /** Rooms kept in memory, at most; least recently used go first. */
   maxRooms: number;
   /** A room nobody watches that saw no message for this long is dropped. */
@@ -98,7 +97,7 @@ export class MessageLog {
   readonly #log: Log | undefined;
   readonly #clock: Clock;
   readonly #sweep: Timer;
-  readonly #trustRing: () => boolean;
+  #trustRing: boolean;
   /** The room at the most recently used end of `#rooms`. */
   #newest: Room | undefined;
   #flushScheduled = false;
@@ -106,8 +105,7 @@ export class MessageLog {
 
   constructor(options: MessageLogOptions) {
     this.#reads = options.reads;
-    const { trustRing } = options;
-    this.#trustRing = typeof trustRing === 'function' ? trustRing : () => trustRing;
+    this.#trustRing = options.trustRing;
     this.#ringSize = options.ringSize ?? 256;
     this.#gapWaitMs = options.gapWaitMs ?? 200;
     this.#gapGraceMs = options.reads.gapGraceMs;
@@ -147,7 +145,7 @@ export class MessageLog {
     const last = lastOf(room);
     if (last === undefined) return undefined;
     this.#use(room);
-    if (since >= last) return since === last && this.#trustRing() ? [] : undefined;
+    if (since >= last) return this.#trustRing && since === last ? [] : undefined;
     const first = last - room.ring.length + 1;
     if (since < first - 1) return undefined;
     const start = since - first + 1;

@@ -5,7 +5,6 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
-import type { Bus, BusHandler } from '../../server/bus/bus.ts';
 import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
 import { servePresence } from '../../server/presence/cluster-presence.ts';
@@ -316,42 +315,6 @@ describe('Hub.poll', () => {
 });
 
 describe('Hub.post', () => {
-  /** Two workers' buses, as cluster IPC joins them: ordered, lossless while live. */
-  function ipcPair(): [Bus, Bus] {
-    const handlers: [BusHandler[], BusHandler[]] = [[], []];
-    const end = (mine: 0 | 1): Bus => ({
-      kind: 'cluster',
-      live: true,
-      lossless: true,
-      publish: (message) => {
-        for (const handler of handlers[mine === 0 ? 1 : 0]) handler(message);
-      },
-      onMessage: (handler) => void handlers[mine].push(handler),
-      publishEvent: () => {},
-      onEvent: () => {},
-      close: async () => {},
-    });
-    return [end(0), end(1)];
-  }
-
-  it('answers a poll at the head from memory beside a lossless bus, and still finds what it lost', async () => {
-    const store = new MemoryStore();
-    const [busA, busB] = ipcPair();
-    const a = createTestHub({ storePollMs: 1_000 }, { store, bus: busA });
-    const b = createTestHub({ storePollMs: 1_000 }, { store, bus: busB });
-    await a.post('carried');
-    await nextTurn();
-    // The bus carried it: b's poll at the head waits, trusting its ring.
-    const atHead = await b.waiting(1);
-    expect(atHead.answered).toBe(false);
-    // A message stored by a worker that died before its publish reached the primary.
-    await store.append({ room: 'main', nickname: 'n', text: 'never published' });
-    await nextTurn();
-    expect(atHead.answered).toBe(false);
-    await vi.advanceTimersByTimeAsync(1_000); // the store watch looks even though the bus is live
-    expect(texts((await answered(atHead)).answer.messages)).toEqual(['never published']);
-  });
-
   it('reaches the polls of another hub on the same store through its store watch', async () => {
     const store = new MemoryStore();
     const a = createTestHub({ storePollMs: 1_000 }, { store });

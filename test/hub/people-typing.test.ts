@@ -38,7 +38,6 @@ async function join(
 class FakeBus implements Bus {
   readonly kind = 'redis';
   readonly live = true;
-  readonly lossless = false;
   readonly events: BusEvent[] = [];
   #onMessage: BusHandler = () => {};
   #onEvent: BusEventHandler = () => {};
