@@ -130,7 +130,7 @@ export class PrettyLog implements DestinationStream {
   }
 }
 
-/** A request's own line (pino-http's, or a long poll's end): method, path and status. */
+/** A request's own line (server/metrics/request-log.ts): method, path and status. */
 function isRequestLine(entry: Record<string, unknown>): boolean {
   return (
     typeof entry.method === 'string' &&

@@ -5,8 +5,8 @@
  *
  * The rest of the server calls one small function, `log(level, message,
  * error?, fields?)`, so no module depends on pino's API. The pino logger
- * behind it is `log.logger`: the HTTP layer hands it to pino-http, which
- * writes one line per finished request.
+ * behind it is `log.logger`: the request log writes one line per finished
+ * request with it (server/metrics/request-log.ts).
  *
  * What goes where:
  * - `error`: a bug or a failure that needs a person; the error's stack is kept.

@@ -1,26 +1,13 @@
 /**
- * Writing JSON answers: the headers every JSON answer carries, one writer
- * of a JSON answer, and the one writer of the contract's error body
+ * Writing JSON answers: one writer of a JSON answer (with the policy's
+ * `JSON_HEADERS`, headers.ts), and the one writer of the contract's error body
  * (`errorJson`), which every error answer goes through: the lane's, the
  * Express app's (error-handler.ts), and those written straight to a socket
  * (server/net/raw-answer.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { HttpError } from '../core/errors.ts';
-
-/**
- * The headers of every JSON answer the lane writes (`/recv`, `/time`,
- * `/send`, and the poll answers, server/http/poll-reply.ts): of helmet's
- * dozen headers only these two mean anything on a JSON answer read by XHR
- * (no MIME sniffing; no cross-origin no-cors reads), and few header lines
- * per answer keep a delivery cheap (docs/design.md, "The lane").
- */
-export const JSON_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Type': 'application/json; charset=utf-8',
-  'Cache-Control': 'no-store',
-  'X-Content-Type-Options': 'nosniff',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
+import { JSON_HEADERS } from './headers.ts';
 
 /** The contract's error body, `{"error":{"code","message"}}`: the one place it is written. */
 export function errorJson(error: HttpError): string {

@@ -1,6 +1,6 @@
 /**
  * `POST /send`'s body, refused as early as its headers allow, before
- * body-parser reads it (send.ts):
+ * body-parser reads it (body-reader.ts):
  * - a `Content-Length` over the limit gets 413 at once, and the connection
  *   closes (the body is never read). body-parser refuses such a length too,
  *   but answers only once it has drained the whole body, so the client got

@@ -14,7 +14,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { type ErrorCode, HttpError, httpError } from '../core/errors.ts';
-import type { ChatMetrics } from '../metrics/metrics.ts';
 import type { OutageState } from '../metrics/outage.ts';
 import { noteErrorCode } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
@@ -32,7 +31,6 @@ const bodyParserErrors: Record<string, ErrorCode> = {
 };
 
 export interface ErrorHandlerOptions {
-  metrics?: ChatMetrics | undefined;
   store?: OutageState | undefined;
 }
 
@@ -50,10 +48,8 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
     }
     const httpErr = toHttpError(error);
     if (error instanceof StoreUnavailableError) options.store?.failed(error);
+    // For the request's line, which counts the refusal too (request-log.ts).
     noteErrorCode(res, httpErr.code, httpErr.status === 500 ? error : undefined);
-    // Every refusal that reaches the app, a 405 on /recv included: the lane
-    // counts its own (server/metrics/telemetry.ts), and never hands one here.
-    options.metrics?.refused.inc({ code: httpErr.code });
     if (res.headersSent) {
       res.destroy();
       return;

@@ -11,7 +11,7 @@ import type { Hub } from '../hub/hub.ts';
 import type { Replies } from '../hub/reply.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import { uncountedShare } from '../presence/address-cap.ts';
-import { JSON_HEADERS } from './answer.ts';
+import { JSON_HEADERS } from './headers.ts';
 
 type Headers = Readonly<Record<string, string | number>>;
 

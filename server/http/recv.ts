@@ -1,5 +1,5 @@
 /**
- * `GET /recv`: the long-poll's lane handler. It parses and checks the query
+ * `GET /recv`: the long-poll's handler, a hot route (hot-routes.ts). It parses and checks the query
  * at the edge, hands the poll to the hub (server/hub/hub.ts, which answers it
  * now or when something comes), and writes the contract's error when the
  * hub refuses it. Delivery itself is the hub's (docs/design.md, "The hub").

@@ -1,7 +1,9 @@
 /**
- * `POST /send`: check where it comes from, limit, parse, validate, store,
- * then post it to the hub (server/hub/hub.ts), which tells every process.
- * Answered by the lane, outside Express, like `GET /recv` (`lane.ts`).
+ * `POST /send`: check where it comes from, limit, parse, validate, then
+ * hand it to the hub (`hub.send`, server/hub/hub.ts), which stores it and
+ * tells every process; this file parses and answers.
+ * A hot route (hot-routes.ts): the same handler whether the lane or the
+ * Express app hands it the request.
  *
  * The answer waits for the store: a message is acknowledged only once it is
  * durable (rule 1). A store that fails or does not answer within
@@ -15,20 +17,18 @@
  * address's ceiling: rate-limit.ts), so it runs once the body is read, for
  * its `client` field, and before the body is validated.
  *
- * Why outside Express: a sender waits for this answer before its next
- * message, so its cost bounds how fast a room's messages can come
- * (docs/design.md, "The lane", has the figures). The answers keep the app's
- * contract, headers included: `JSON_HEADERS`, `X-Request-Id`, the
- * `RateLimit` headers, and a request log line (server/metrics/telemetry.ts).
+ * Why a hot route: a sender waits for this answer before its next message,
+ * so its cost bounds how fast a room's messages can come (docs/design.md,
+ * "The request pipeline"). It writes the whole answer itself: `JSON_HEADERS`,
+ * `X-Request-Id`, the `RateLimit` headers, and a request log line
+ * (server/metrics/telemetry.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SendAnswer } from '../../protocol/protocol.ts';
 import { clientAddress, clientHost } from '../core/client-address.ts';
 import { httpError } from '../core/errors.ts';
 import type { ChatMetrics } from '../metrics/metrics.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import { requestId } from '../metrics/request-log.ts';
-import { StoreUnavailableError } from '../store/store.ts';
 import { writeError, writeJson } from './answer.ts';
 import { bodyType, readLimitedBody } from './body-reader.ts';
 import { ByteBudget } from './byte-budget.ts';
@@ -37,12 +37,10 @@ import { createCrossSiteCheck } from './cross-site.ts';
 import { clientGone, toHttpError } from './error-handler.ts';
 import type { SendLimit } from './rate-limit.ts';
 import { parseNewMessage, shareClient } from './validate.ts';
-import { withTimeout } from './with-timeout.ts';
 
 export interface SendOptions {
   limit?: SendLimit | undefined;
   metrics?: ChatMetrics | undefined;
-  store?: OutageState | undefined;
 }
 
 /** Returns the handler of `POST /send`. */
@@ -63,7 +61,7 @@ export function createSendHandler(
           addressOf: clientAddress(trustProxy, forwardedForMaxBytes),
         })
       : undefined;
-  const { limit, metrics, store } = options;
+  const { limit, metrics } = options;
   const { telemetry } = chat;
 
   async function send(
@@ -81,18 +79,8 @@ export function createSendHandler(
       Buffer.byteLength(input.text) + Buffer.byteLength(input.nickname),
       shareClient(body),
     );
-    const appended = chat.store.append(input);
-    // Posted once stored, even when the answer below timed out: the message shows.
-    appended.then(
-      ({ message }) => chat.hub.post(message),
-      () => {},
-    );
-    const { message, created } = await withTimeout(
-      appended,
-      chat.config.storeTimeoutMs,
-      'Storing the message',
-    );
-    store?.ok();
+    // Stored then posted by the hub, within the one store deadline.
+    const { message, created } = await chat.hub.send(input);
     if (created) metrics?.sent.inc();
     metrics?.sendSeconds.observe((performance.now() - started) / 1000);
     return { status: 'ok', id: message.id, message };
@@ -116,7 +104,6 @@ export function createSendHandler(
       return;
     }
     const refusal = toHttpError(error);
-    if (error instanceof StoreUnavailableError) store?.failed(error);
     writeError(res, refusal);
     telemetry.requestEnded({
       req,

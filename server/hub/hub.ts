@@ -1,6 +1,8 @@
 /**
  * The hub: delivery, from a stored message to every poll it concerns
- * (docs/design.md, "The hub"). Both lanes call it, and nothing else:
+ * (docs/design.md, "The hub"). The hot routes call it, and nothing else:
+ * - `send(message)`: a new message (`POST /send`): appended to the store,
+ *   then posted, within the one store deadline (`STORE_TIMEOUT_MS`).
  * - `post(message)`: a message the store has kept. The hub's message log
  *   takes it, its waiting polls are answered, and the bus carries it to the
  *   other processes.
@@ -31,10 +33,16 @@
 import type { Message } from '../../protocol/protocol.ts';
 import { type Bus, type BusEvent, LocalBus } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
+import { raceDeadline } from '../core/deadline.ts';
 import type { Log } from '../core/log.ts';
 import type { Presence } from '../presence/presence.ts';
 import { tagger } from '../presence/tag.ts';
-import type { MessageStore } from '../store/store.ts';
+import {
+  type AppendResult,
+  type MessageStore,
+  type NewMessage,
+  StoreUnavailableError,
+} from '../store/store.ts';
 import { Answers, listFor, NO_LIST } from './answers.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
@@ -201,6 +209,37 @@ export class Hub<R extends Reply> {
   /** True once `shutdown` ran: no poll waits and no send is taken. */
   get closed(): boolean {
     return this.#waiters.closed;
+  }
+
+  /**
+   * A new message: appended, then posted once the store has it (rule 1: a
+   * message is acknowledged only once durable). Rejects with
+   * `StoreUnavailableError` when the store fails or does not answer within
+   * `STORE_TIMEOUT_MS`; a write that lands after that is still posted, so
+   * the message shows, and the sender's retry finds it by its key. The
+   * store's up/down state hears of every send's outcome here.
+   */
+  async send(message: NewMessage): Promise<AppendResult> {
+    const { store, config, storeState } = this.#options;
+    const appended = store.append(message);
+    appended.then(
+      (result) => this.post(result.message),
+      () => {},
+    );
+    const ms = config.storeTimeoutMs;
+    try {
+      const result = await raceDeadline(
+        appended,
+        ms,
+        () => new StoreUnavailableError(`Storing the message took longer than ${ms} ms`),
+        this.#clock,
+      );
+      storeState?.ok();
+      return result;
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) storeState?.failed(error);
+      throw error;
+    }
   }
 
   /**

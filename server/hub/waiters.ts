@@ -17,7 +17,7 @@
 import type { Message } from '../../protocol/protocol.ts';
 import type { Presence } from '../presence/presence.ts';
 import { AddressCount } from './address-count.ts';
-import { type Answers, type EmptyBodies, listFor, NO_LIST } from './answers.ts';
+import { type Answers, type EmptyBodies, listFor } from './answers.ts';
 import type { Body, TypingWake } from './body.ts';
 import { ClientShare } from './client-share.ts';
 import type { Clock, Timer } from './clock.ts';
@@ -26,6 +26,7 @@ import { type MessageLog, PAGE_SIZE } from './message-log.ts';
 import type { Replies, Reply } from './reply.ts';
 import type { PollEnded, PollEvents } from './report.ts';
 import type { StoreReads } from './store-reads.ts';
+import { presenceWake, typingWake, type WakeChoice } from './wakes.ts';
 
 export interface WaitersOptions<R extends Reply> {
   messages: MessageLog;
@@ -56,9 +57,6 @@ export const LEAVE_DELAY_MS = 1_000;
  * `PRESENCE_NOTIFY_MS`.
  */
 export const REFRESH_WAIT_MS = 500;
-
-/** Rooms with more waiters than this hear of online changes with their next answer only. */
-const PRESENCE_NOTIFY_MAX_WAITERS = 1_000;
 
 interface Waiter<R> {
   reply: R;
@@ -242,20 +240,13 @@ export class Waiters<R extends Reply> {
 
   /**
    * The path for every answer a room's waiters get without a message
-   * (docs/design.md, "The hub"):
-   * - without `typing`, a presence wake: the waiters whose client was shown
-   *   another online count, or holds another version of the room's list,
-   *   than the room's now get an empty answer and poll again;
-   * - with `typing`, a typing wake (server/hub/typing.ts): every waiter with
-   *   a cursor gets an empty answer naming who types (`typingOnly`), the
-   *   room's list when it is news to it, and its cursor unchanged. The 2011
-   *   client (no cursor) knows nothing of typing and waits on for a message.
+   * (wakes.ts): without `typing`, a presence wake; with it, a typing wake.
    */
   wake(roomName: string, typing?: TypingWake): void {
     const room = this.#rooms.get(roomName);
     if (!room) return;
     if (typing === undefined) this.#wake(room);
-    else this.#wakeForTyping(room, typing);
+    else this.#answerChosen(room, typingWake(room.name, typing, this.#options.answers), 'typing');
   }
 
   /**
@@ -296,36 +287,16 @@ export class Waiters<R extends Reply> {
   }
 
   #wake(room: WaitingRoom<R>): void {
-    if (room.waiters.size > PRESENCE_NOTIFY_MAX_WAITERS) return;
-    const { presence } = this.#options;
-    const online = presence.count(room.name);
-    const version = presence.people(room.name).version;
-    const empties: EmptyBodies = new Map();
-    for (const waiter of room.waiters) {
-      // A client that sent no version is not woken for the list: it gets it
-      // with its next answer (an old client would be woken again and again).
-      const known = waiter.people;
-      const listed = known === undefined || known === NO_LIST || known === version;
-      if (waiter.online === online && listed) continue;
-      this.#answer(waiter, this.#empty(waiter, empties), 'presence');
-    }
+    const { presence, answers } = this.#options;
+    const choice = presenceWake(room.name, room.waiters.size, presence, answers);
+    if (choice) this.#answerChosen(room, choice, 'presence');
   }
 
-  #wakeForTyping(room: WaitingRoom<R>, typing: TypingWake): void {
-    const empties: EmptyBodies = new Map();
+  /** Answers the waiters of `room` that `choose` gives a body. */
+  #answerChosen(room: WaitingRoom<R>, choose: WakeChoice, outcome: Outcome): void {
     for (const waiter of room.waiters) {
-      if (waiter.cursor === undefined) continue;
-      // A poll is not told its own typing: its body is its own (the few
-      // polls of the typists' browsers), every other poll shares one.
-      const own = waiter.client !== undefined && typing.has(waiter.client);
-      const body = this.#options.answers.empty(
-        room.name,
-        waiter.cursor,
-        waiter.people,
-        own ? new Map() : empties,
-        own ? typing.without(waiter.client as string) : typing,
-      );
-      this.#answer(waiter, body, 'typing');
+      const body = choose(waiter);
+      if (body !== undefined) this.#answer(waiter, body, outcome);
     }
   }
 

@@ -9,7 +9,7 @@ import type { RequestHandler } from 'express';
 import type { Log } from '../core/log.ts';
 
 /**
- * The API's security headers (server/http/answer.ts, `JSON_HEADERS`) on the
+ * The API's security headers (server/http/headers.ts, `JSON_HEADERS`) on the
  * metrics too, and a CSP that forbids everything: the text is never a page.
  */
 export const METRICS_HEADERS = {

@@ -33,7 +33,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Socket } from 'node:net';
 import { httpError } from '../core/errors.ts';
 import { writeError } from '../http/answer.ts';
-import { lanePath } from '../http/lane.ts';
+import { isPoll } from '../http/hot-path.ts';
 
 export interface PipeliningOptions {
   maxPipelined: number;
@@ -56,14 +56,6 @@ interface Connection {
 }
 
 const connections = new WeakMap<Socket, Connection>();
-
-/** Whether `req` is a long-poll: matched by the lane's one matcher (`lanePath`, any spelling). */
-export function isPoll(req: IncomingMessage): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const url = req.url ?? '';
-  const mark = url.indexOf('?');
-  return lanePath(mark < 0 ? url : url.slice(0, mark)) === '/recv';
-}
 
 export function guardPipelining(
   listener: RequestListener,

@@ -3,13 +3,14 @@
  * layer has no response object to give: a connection refused as it opens,
  * a request Node could not parse (`clientError`), a `CONNECT`. The body is
  * the contract's `{"error":{"code","message"}}`, with the JSON answers'
- * headers (server/http/answer.ts), and the connection closes after it.
+ * headers (server/http/headers.ts), and the connection closes after it.
  */
 
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpError } from '../core/errors.ts';
-import { errorJson, JSON_HEADERS } from '../http/answer.ts';
+import { errorJson } from '../http/answer.ts';
+import { JSON_HEADERS } from '../http/headers.ts';
 
 /** Writes `error` as a whole HTTP/1.1 answer, then closes; false when the socket could not take it. */
 export function writeRawError(socket: Duplex, error: HttpError): boolean {

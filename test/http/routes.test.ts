@@ -137,18 +137,26 @@ describe('security headers', () => {
       expect(headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
       expect(headers.get('cache-control'), name).toBe('no-store');
       expect(headers.get('content-type'), name).toBe('application/json; charset=utf-8');
-      // Document headers (lane.ts, `LANE_DIFFERENCES`, says why these routes go without them).
+      // Document headers, which JSON answers go without (server/http/headers.ts).
       expect(headers.get('content-security-policy'), name).toBeNull();
       expect(headers.get('x-frame-options'), name).toBeNull();
     }
   });
 
-  it('sets a CSP without inline scripts on the answers of the app', async () => {
-    chat = await startTestChat();
-    const csp = (await chat.get('/history')).headers.get('content-security-policy') ?? '';
+  it('sets a CSP without inline scripts on the page, and not on the JSON answers of the app', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lpchat-public-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'index.html'), '<!doctype html><title>chat</title>');
+    chat = await startTestChat({ serveStatic: true, staticDir: dir });
+    const csp = (await chat.get('/')).headers.get('content-security-policy') ?? '';
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain("unsafe-inline';script");
     expect(csp).not.toContain('upgrade-insecure-requests');
+    // One policy per kind of answer (server/http/headers.ts): JSON gets the JSON headers.
+    const history = await chat.get('/history');
+    expect(history.headers.get('content-security-policy')).toBeNull();
+    expect(history.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(history.headers.get('cross-origin-resource-policy')).toBe('same-origin');
   });
 });
 

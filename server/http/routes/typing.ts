@@ -5,7 +5,7 @@
  * wakes the room's waiting polls at most every `TYPING_WAKE_MS` and tells
  * the other processes on the bus (server/hub/typing.ts).
  *
- * Through Express, not the lane (server/http/lane.ts): a page sends one at most every
+ * Through Express, not a hot route (server/http/hot-routes.ts): a page sends one at most every
  * `limits.typingIntervalMs` while its person types, so its cost is not
  * delivery's. The limit is its own budget (`TYPING_RATE`, `TYPING_BURST`
  * per person, `TYPING_ADDRESS_RATE` per address): typing never uses up a
