@@ -67,7 +67,10 @@ describe('a body refused by the reader', () => {
 
 describe('a client past its rate limit', () => {
   for (const path of ROUTES) {
-    it(`gets 429 on ${path} before its body's length is judged`, async () => {
+    // A body that cannot be read names no `client`, so it counts in its
+    // address's anonymous share (rate-limit.ts): the limit still holds, and
+    // once that share is spent a body too large is refused for the limit.
+    it(`gets 429 on ${path}, its body too large to read counted in the anonymous share`, async () => {
       chat = await startTestChat({
         sendRatePerSec: 1,
         sendBurst: 1,
@@ -79,8 +82,11 @@ describe('a client past its rate limit', () => {
       });
       expect(ok.status).toBe(200);
       const tooLarge = JSON.stringify({ text: 'x'.repeat(limits.maxBodyBytes) });
-      const refused = await post(path, tooLarge, { 'content-type': 'application/json' });
-      expect(refused.status).toBe(429);
+      const statuses: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        statuses.push((await post(path, tooLarge, { 'content-type': 'application/json' })).status);
+      }
+      expect(statuses.at(-1)).toBe(429);
     });
   }
 });
