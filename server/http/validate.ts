@@ -202,7 +202,7 @@ export function parseNewMessage(body: unknown): NewMessage {
   const room = parseRoom(fields.room);
 
   // Optional: the sender's browser, for its share of the send limit (rate-limit.ts); not stored.
-  if (fields.client !== undefined && fields.client !== null) parseClient(fields.client);
+  if (fields.client !== undefined) parseClient(fields.client);
 
   let key: string | undefined;
   if (fields.key !== undefined && fields.key !== null && fields.key !== '') {

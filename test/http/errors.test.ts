@@ -46,6 +46,11 @@ describe('errors', () => {
       ['key of 65 characters', { text: 'hi', key: 'k'.repeat(65) }, 'invalid_key'],
       ['client id of 7 characters', { text: 'hi', client: 'abcdefg' }, 'invalid_client'],
       ['client id that is a number', { text: 'hi', client: 12345678 }, 'invalid_client'],
+      [
+        'client id that is null (a form cannot send one; absent is none)',
+        { text: 'hi', client: null },
+        'invalid_client',
+      ],
       ['a JSON list', [1, 2], 'invalid_body'],
       // C1 controls (U+0080-U+009F) are invisible: such a message would show nothing.
       ['text of C1 control characters only', { text: '\u000b\u009e\u0085 ' }, 'text_required'],
