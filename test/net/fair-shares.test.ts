@@ -145,39 +145,37 @@ describe('thirty people behind one address, with one hostile neighbour', () => {
     expectServed(await thirtyPeople());
   });
 
-  it('each keeps their sends, polls and typing while the neighbour sends as fast as it can', async () => {
-    await startChat();
-    const greedy = browser();
-    const body = JSON.stringify({ room: 'main', client: clientId('greedy'), text: 'spam' });
-    const spam = flood(4, () => greedy('POST', '/send', { headers: json, body }));
-    await until(() => spam.statuses.includes(429), 'the neighbour to meet its limit');
-    const outcomes = await thirtyPeople();
-    await spam.end();
-    expectServed(outcomes);
-  });
-
-  it('each keeps their sends, polls and typing while the neighbour sends as fast as it can without a client id (curl)', async () => {
-    await startChat();
-    const greedy = browser();
-    const body = new URLSearchParams({ text: 'spam' }).toString();
-    const headers = { 'content-type': 'application/x-www-form-urlencoded' };
-    const spam = flood(4, () => greedy('POST', '/send', { headers, body }));
-    await until(() => spam.statuses.includes(429), 'the neighbour to meet its limit');
-    const outcomes = await thirtyPeople();
-    await spam.end();
-    expectServed(outcomes);
-  });
-
-  it('each keeps their sends, polls and typing while the neighbour floods typing notices', async () => {
-    await startChat();
-    const greedy = browser();
-    const body = JSON.stringify({ room: 'main', client: clientId('greedy'), nickname: 'Greedy' });
-    const spam = flood(4, () => greedy('POST', '/typing', { headers: json, body }));
-    await until(() => spam.statuses.includes(429), 'the neighbour to meet its limit');
-    const outcomes = await thirtyPeople();
-    await spam.end();
-    expectServed(outcomes);
-  });
+  const floods: Array<[string, string, Record<string, string>, string]> = [
+    [
+      'sends as fast as it can',
+      '/send',
+      json,
+      JSON.stringify({ room: 'main', client: clientId('greedy'), text: 'spam' }),
+    ],
+    [
+      'sends as fast as it can without a client id (curl)',
+      '/send',
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      new URLSearchParams({ text: 'spam' }).toString(),
+    ],
+    [
+      'floods typing notices',
+      '/typing',
+      json,
+      JSON.stringify({ room: 'main', client: clientId('greedy'), nickname: 'Greedy' }),
+    ],
+  ];
+  for (const [what, path, headers, body] of floods) {
+    it(`each keeps their sends, polls and typing while the neighbour ${what}`, async () => {
+      await startChat();
+      const greedy = browser();
+      const spam = flood(4, () => greedy('POST', path, { headers, body }));
+      await until(() => spam.statuses.includes(429), 'the neighbour to meet its limit');
+      const outcomes = await thirtyPeople();
+      await spam.end();
+      expectServed(outcomes);
+    });
+  }
 
   it('each keeps their sends, polls and typing while the neighbour opens connections it never uses', async () => {
     await startChat();
