@@ -70,8 +70,13 @@ export class AddressCount<R> {
     // Kept, not read again: behind a proxy, reading it parses
     // X-Forwarded-For, and this runs for every answered poll.
     const address = poll.address!;
-    const held = (byAddress.get(address) ?? 1) - 1;
-    if (held > 0) byAddress.set(address, held);
-    else byAddress.delete(address);
+    release(byAddress, address);
   }
+}
+
+/** One fewer held under `key`; a key that holds none is dropped, so the table stays as small as what is held. */
+export function release(counts: Map<string, number>, key: string): void {
+  const held = (counts.get(key) ?? 1) - 1;
+  if (held > 0) counts.set(key, held);
+  else counts.delete(key);
 }

@@ -19,6 +19,7 @@
  *   `limit` anonymous polls, as `address-count.ts` does for every poll:
  *   reading one is a system call.
  */
+import { release } from './address-count.ts';
 
 /** A waiting poll as counted here; `address` is read at most once, by whichever count needs it first. */
 export interface Shared<R> {
@@ -86,9 +87,7 @@ export class ClientShare<R> {
     const { share } = poll;
     if (share !== undefined) {
       poll.share = undefined;
-      const held = (this.#byClient.get(share) ?? 1) - 1;
-      if (held > 0) this.#byClient.set(share, held);
-      else this.#byClient.delete(share);
+      release(this.#byClient, share);
       return;
     }
     if (!this.#anonymous.delete(poll)) return;
@@ -99,8 +98,6 @@ export class ClientShare<R> {
       return;
     }
     const address = poll.address!;
-    const held = (byAddress.get(address) ?? 1) - 1;
-    if (held > 0) byAddress.set(address, held);
-    else byAddress.delete(address);
+    release(byAddress, address);
   }
 }
