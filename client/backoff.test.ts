@@ -27,7 +27,7 @@ describe('backoffDelay', () => {
 });
 
 describe('probeDelay', () => {
-  it('should probe a silent server soon, then between half and all of a second, jittered', () => {
+  it('should probe a silent server soon, then between half and all of PROBE_MAX_MS, jittered', () => {
     expect(probeDelay(0, { random: () => 0.999_999 })).toBeLessThan(PROBE_MAX_MS / 4);
     for (const random of [0, 0.5, 0.999_999]) {
       const delay = probeDelay(5, { random: () => random });

@@ -30,8 +30,13 @@ export function backoffDelay(
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 
-/** The longest wait between two probes of a server that does not answer: its return shows within it. */
-export const PROBE_MAX_MS = 1_000;
+/**
+ * The longest wait between two probes of a server that does not answer.
+ * The page promises to be back within a second of the server's return; that
+ * second holds this wait, then the probe's own round trip and the first poll,
+ * so the wait leaves them a quarter of it.
+ */
+export const PROBE_MAX_MS = 750;
 
 /**
  * The wait before probe number `probe` of a server that does not answer: a
