@@ -26,10 +26,7 @@ import { createHotRoutes } from './hot-routes.ts';
 export function createRequestListener(chat: ChatContext, ops: AppOps = {}): RequestListener {
   const hot = createHotRoutes(chat, ops);
   const app = createApp(chat, ops, hot);
-  const takeAnswers = chat.store.takeAnswers?.bind(chat.store);
   return (req: IncomingMessage, res: ServerResponse) => {
-    // Sends stored meanwhile are acknowledged now, in this turn (sqlite-store.ts).
-    takeAnswers?.();
     const route = hotRequestOf(req);
     if (route === undefined) return app(req, res);
     hot[route.path](req, res, route.rawQuery);

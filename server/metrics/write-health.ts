@@ -82,8 +82,6 @@ export class WriteHealth {
     };
     const { othersWrote } = store;
     if (othersWrote) tracked.othersWrote = () => othersWrote.call(store);
-    const { takeAnswers } = store;
-    if (takeAnswers) tracked.takeAnswers = () => takeAnswers.call(store);
     return tracked;
   }
 }

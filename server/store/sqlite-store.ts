@@ -20,9 +20,10 @@
  * as the synchronous store did: a reply that comes as an event is read a
  * turn later, and on a busy loop a turn is long (bench T6: each of 4
  * senders waits for its acknowledgement before it sends again). So the
- * replies that have come are taken as each new request comes in
- * (`takeAnswers`, from the lane) and as each append comes in, and at the
- * end of a turn that made a quick append the loop waits at most `waitMs`
+ * replies that have come are taken as each new request comes in (the
+ * store listens to Node's own `http.server.request.start` diagnostics
+ * channel, so nothing outside the store knows of it) and as each append
+ * comes in, and at the end of a turn that made a quick append the loop waits at most `waitMs`
  * (`SQLITE_WAIT_MS`) for the rest (`Atomics.wait`).
  *
  * Writes are not quick while that wait ran out with appends unanswered (a
@@ -40,6 +41,7 @@
  * disk stalled in fsync) can land after its 503; it is then published, and
  * a retry with the same key gets it back (`created: false`).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { isUnavailable, type SqliteFileOptions } from './sqlite-file.ts';
 import { SqliteThread, SqliteWorkerError } from './sqlite-thread.ts';
 import {
@@ -75,6 +77,14 @@ export class SqliteStore implements MessageStore {
   #stalled = false;
   #closed = false;
   #dataVersion = -1;
+  /**
+   * Takes the writer's replies that have come as the process takes in a
+   * request: a send stored while the loop served other requests is
+   * acknowledged now, in this turn, not at the end of it.
+   */
+  readonly #onRequest = (): void => {
+    if (this.#inFlight > 0) this.#writer.takeReplies();
+  };
 
   /** `file` is a path, or `:memory:`. Nothing is opened before `init()`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
@@ -90,6 +100,10 @@ export class SqliteStore implements MessageStore {
     // The writer migrates; the reader opens once the schema is there.
     await this.#call(() => this.#writer.opened());
     await this.#call(() => this.#reader.opened());
+    // Subscribed once for the store's life: a channel that gains and loses
+    // its subscribers at each append would change shape under Node's own
+    // request path.
+    subscribe(REQUEST_START, this.#onRequest);
   }
 
   append(input: NewMessage): Promise<AppendResult> {
@@ -112,15 +126,6 @@ export class SqliteStore implements MessageStore {
     );
     if (quick) this.#awaitAtEndOfTurn();
     return written;
-  }
-
-  /**
-   * Takes the writer's replies that have come (the lane calls it as each
-   * request comes in): a send stored while the loop served other requests
-   * is acknowledged now, in this turn.
-   */
-  takeAnswers(): void {
-    if (this.#inFlight > 0) this.#writer.takeReplies();
   }
 
   after(room: string, since: number, limit: number): Promise<Message[]> {
@@ -171,6 +176,7 @@ export class SqliteStore implements MessageStore {
 
   async close(): Promise<void> {
     this.#closed = true;
+    unsubscribe(REQUEST_START, this.#onRequest);
     // One thread for both on `:memory:`.
     await Promise.all([...new Set([this.#writer, this.#reader])].map((thread) => thread.close()));
   }
@@ -221,6 +227,9 @@ export class SqliteStore implements MessageStore {
     }
   }
 }
+
+/** Published by node:http for each request it reads, before its `request` event. */
+export const REQUEST_START = 'http.server.request.start';
 
 function closedError(cause?: unknown): StoreUnavailableError {
   return new StoreUnavailableError('SQLite is closed', { cause });

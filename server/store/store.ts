@@ -69,12 +69,6 @@ export interface MessageStore {
    * Asynchronous like every call here: no store makes the event loop wait.
    */
   othersWrote?(): Promise<boolean>;
-  /**
-   * Takes the answers to its calls that have come, now, instead of on a
-   * later turn of the event loop: the lane calls it as each request comes
-   * in (SQLite: a worker's replies). Absent: nothing to take.
-   */
-  takeAnswers?(): void;
   /** The latest `limit` messages of `room` with id < `before` (all when undefined), oldest first. */
   before(room: string, before: number | undefined, limit: number): Promise<Message[]>;
   /**

@@ -6,11 +6,14 @@
  * by what is still unanswered, never by a round trip that waited for a busy
  * loop (bench T6 fell into not waiting at all when it was).
  */
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, get, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../server/store/sqlite-store.ts';
+import { REQUEST_START, SqliteStore } from '../../server/store/sqlite-store.ts';
 import { type HeldLock, holdWriteLock } from '../helpers/sqlite-lock.ts';
 
 /** Long, so a loaded machine's worker always answers a quick write within it. */
@@ -61,15 +64,41 @@ describe('the SQLite store, while writes are quick', () => {
     const written = append().then(() => {
       settled = true;
     });
-    // As the lane does for each request it reads; microtasks only, so the
+    // As node:http does for each request it reads; microtasks only, so the
     // end of the turn (where the store would wait for the reply) never comes.
+    const requestStart = channel(REQUEST_START);
     const giveUp = performance.now() + 5_000;
     while (!settled && performance.now() < giveUp) {
-      store.takeAnswers();
+      requestStart.publish({});
       await Promise.resolve();
     }
     expect(settled).toBe(true);
     await written;
+  });
+});
+
+describe('the channel the store listens to', () => {
+  it('is published by node:http for each request, before its request event', async () => {
+    const seen: unknown[] = [];
+    const onStart = (message: unknown) =>
+      seen.push((message as { request: IncomingMessage }).request);
+    subscribe(REQUEST_START, onStart);
+    const server = createServer((req, res) => res.end(String(seen.includes(req))));
+    try {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const body = await new Promise<string>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path: '/' }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      expect(body).toBe('true');
+    } finally {
+      unsubscribe(REQUEST_START, onStart);
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
