@@ -12,7 +12,7 @@
  * It prints the figures and exits 1 when the target is missed. Traffic goes
  * to 127.0.0.1 only, bounded by `--rooms`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { readCli } from '../scripts/cli.ts';
+import { launchChat } from '../test/helpers/launch.ts';
 import { rssBytes } from './lib/proc.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -72,7 +73,9 @@ function call(port: number, method: string, path: string, body?: string, abort =
 }
 
 async function startServer(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const { child, listening } = await launchChat({
+    command: process.execPath,
+    args: ['--import', 'tsx', 'server/main.ts'],
     cwd: root,
     env: {
       ...process.env,
@@ -86,20 +89,10 @@ async function startServer(): Promise<{ child: ChildProcess; port: number }> {
       LOG_LEVEL: 'info',
       METRICS: 'off',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // tsx compiles the server first, on a machine maybe busy with another bench.
+    deadlineMs: 120_000,
   });
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on http:\/\/[^:]+:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the server exited (${code}): ${output}`)));
-  });
-  return { child, port };
+  return { child, port: 'port' in listening ? listening.port : 0 };
 }
 
 async function main(): Promise<void> {

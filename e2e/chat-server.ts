@@ -10,14 +10,14 @@
  * database of its own, `e2e_<random>` on that server, dropped by `close()`:
  * the rooms of an earlier run are not there.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import type { Message } from '../protocol/protocol.ts';
+import { launchChat } from '../test/helpers/launch.ts';
 import { withDatabase } from '../test/store/mongodb/fixture.ts';
 
 const MAIN = resolve(import.meta.dirname, '../dist/server/main.js');
@@ -74,10 +74,16 @@ export class ChatServer {
     return this.#log.join('\n');
   }
 
-  /** Starts the process and resolves once it logs that it listens (no sleeping). */
+  /**
+   * Starts the process and resolves once it says it listens (its listening
+   * signal, test/helpers/launch.ts: no sleeping). If the test runner itself
+   * dies, the server does not outlive it.
+   */
   async start(): Promise<void> {
     if (this.#child) throw new Error('The chat server is already running');
-    const child = spawn(process.execPath, [MAIN], {
+    const launched = await launchChat({
+      command: process.execPath,
+      args: [MAIN],
       env: {
         ...process.env,
         PORT: String(this.#port),
@@ -103,37 +109,14 @@ export class ChatServer {
         LOG_LEVEL: 'info',
         WORKERS: '1',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      deadlineMs: READY_TIMEOUT_MS,
+      onLine: (line) => this.#log.push(line),
     });
-    this.#child = child;
-    // If the test runner itself dies, the server must not outlive it.
-    const killOnExit = () => child.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    child.once('exit', () => {
-      process.off('exit', killOnExit);
-      if (this.#child === child) this.#child = undefined;
+    this.#child = launched.child;
+    launched.child.once('exit', () => {
+      if (this.#child === launched.child) this.#child = undefined;
     });
-    const ready = new Promise<number>((resolveReady, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`The chat server did not start:\n${this.log}`)),
-        READY_TIMEOUT_MS,
-      );
-      const onLine = (line: string) => {
-        this.#log.push(line);
-        const listening = /listening on http:\/\/[^:]+:(\d+)/.exec(line);
-        if (listening) {
-          clearTimeout(timer);
-          resolveReady(Number(listening[1]));
-        }
-      };
-      createInterface({ input: child.stdout! }).on('line', onLine);
-      createInterface({ input: child.stderr! }).on('line', onLine);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`The chat server exited with ${code} before listening:\n${this.log}`));
-      });
-    });
-    this.#port = await ready;
+    this.#port = 'port' in launched.listening ? launched.listening.port : 0;
   }
 
   /** SIGTERM, as a process manager does, and wait for the process to end. */

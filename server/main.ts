@@ -9,11 +9,12 @@
  * primary asks; a second signal exits at once.
  */
 import cluster from 'node:cluster';
-import { isChatIpc } from './bus/cluster-ipc.ts';
+import { isChatIpc, sendIpc } from './bus/cluster-ipc.ts';
 import { type Config, ConfigError, loadConfig } from './core/config.ts';
 import { createLog } from './core/log.ts';
 import { chooseLogFormat, logDestination } from './core/log-format.ts';
-import { clusterUnsupported, runPrimary } from './process/cluster.ts';
+import { clusterUnsupported, defaultRestartPolicy, runPrimary } from './process/cluster.ts';
+import { listeningSignal } from './process/listening.ts';
 import type { RunningChat } from './process/server.ts';
 import { startUpProblem } from './process/start-up-error.ts';
 
@@ -39,7 +40,10 @@ async function main(): Promise<void> {
         'DATABASE_URL=memory: gives each worker its own messages; use SQLite or a server',
       );
     }
-    const outcome = await runPrimary(config, log);
+    // Its parent, if it has an IPC channel, hears once every worker listens.
+    const outcome = await runPrimary(config, log, defaultRestartPolicy, (signal) =>
+      sendIpc(process, signal),
+    );
     log(outcome.code === 0 ? 'info' : 'error', outcome.why);
     process.exit(outcome.code);
   }
@@ -89,13 +93,15 @@ async function main(): Promise<void> {
   // loads is kept, like one asked for while it starts.
   const { startChat } = await import('./process/server.ts');
   chat = await startChat(config, { log });
-  // The URL comes first and stays connectable: test helpers, the browser
-  // suite, the bench and the guide's check read it from this line.
-  const bound = boundTo(chat.server.address());
+  // The URL comes first and stays connectable: people and the guide's
+  // check read it from this line; programs that start the chat get the
+  // listening signal instead (to its parent, or a worker's to the primary).
+  const address = chat.server.address();
   log(
     'info',
-    `chat listening on ${chat.url} (${bound}store ${chat.store.kind}, bus ${chat.bus.kind})`,
+    `chat listening on ${chat.url} (${boundTo(address)}store ${chat.store.kind}, bus ${chat.bus.kind})`,
   );
+  sendIpc(process, listeningSignal(chat.url, address));
   if (stoppedAt !== undefined) closeChat(chat);
 }
 

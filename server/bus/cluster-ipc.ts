@@ -11,6 +11,7 @@
  *   other worker, like a message, and lost like one when a channel is down.
  * - `shutdown`: the primary asks a worker to stop gracefully.
  */
+import type { ChatListening } from '../process/listening.ts';
 import type { Message } from '../store/store.ts';
 import type { BusEvent } from './bus.ts';
 
@@ -53,9 +54,10 @@ export interface IpcEndpoint {
 /**
  * Sends without ever throwing: a channel that is closing (a worker dying, a
  * primary gone) just loses the message, which the store catch-up covers.
- * Returns whether it was handed to the channel.
+ * Returns whether it was handed to the channel. (Also carries the
+ * listening signal, server/process/listening.ts, which is not tagged `lpchat`.)
  */
-export function sendIpc(to: IpcEndpoint, message: ChatIpc): boolean {
+export function sendIpc(to: IpcEndpoint, message: ChatIpc | ChatListening): boolean {
   const connected = to.isConnected ? to.isConnected() : to.connected;
   if (!to.send || !connected) return false;
   try {

@@ -21,6 +21,10 @@
  *    later or more) kills at once.
  * 4. Metrics. Unless `METRICS=off`, it adds up the workers' metrics and
  *    serves them on `METRICS_PORT`, or to the worker asked for `/metrics`.
+ *
+ * Once every slot's worker has said it listens (server/process/listening.ts),
+ * `onListening` is called, once: `main.ts` passes the signal on to the
+ * primary's own parent, if it has an IPC channel.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
@@ -32,6 +36,7 @@ import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
 import { newTagSecret } from '../presence/tag.ts';
 import { closeHandoffsOnDeath } from './handoffs.ts';
+import { type ChatListening, isChatListening } from './listening.ts';
 import { withNodeFlags } from './node-flags.ts';
 
 /** When and how often a dead worker is forked again. */
@@ -110,6 +115,7 @@ export function runPrimary(
     >,
   log: Log,
   policy: Readonly<RestartPolicy> = defaultRestartPolicy,
+  onListening: (signal: ChatListening) => void = () => {},
 ): Promise<PrimaryOutcome> {
   let finish!: (outcome: PrimaryOutcome) => void;
   const done = new Promise<PrimaryOutcome>((resolve) => {
@@ -137,6 +143,8 @@ export function runPrimary(
   const slotOf = new Map<Worker, Slot>();
   let stopping = false;
   let stopAt = 0;
+  /** Each slot's worker that has said it listens, until every one has: then `onListening`, once. */
+  let listening: Map<Slot, number[]> | undefined = new Map();
 
   // The workers name typists by the same tags (server/presence/tag.ts), so a
   // page that polls any of them sees the same ones: with no secret set, the
@@ -155,6 +163,16 @@ export function runPrimary(
   }
 
   function onWorkerMessage(from: Worker, raw: unknown): void {
+    if (isChatListening(raw)) {
+      const slot = slotOf.get(from);
+      if (!listening || !slot) return;
+      listening.set(slot, raw.pids);
+      if (listening.size < slots.length) return;
+      const pids = [...listening.values()].flat();
+      listening = undefined;
+      onListening({ ...raw, pids });
+      return;
+    }
     if (!isChatIpc(raw)) return;
     if (raw.lpchat === 'message' || raw.lpchat === 'event') {
       for (const slot of slots) {
@@ -171,6 +189,7 @@ export function runPrimary(
     slotOf.delete(worker);
     if (!slot || slot.worker !== worker) return;
     slot.worker = undefined;
+    listening?.delete(slot);
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (stopping) {
       log('info', `worker ${worker.process.pid} stopped (${how})`);

@@ -125,16 +125,16 @@ describe('when a cluster worker is killed under load', () => {
 
     const clients = Array.from({ length: CLIENTS }, (_, n) => client(n));
     const kills: number[] = [];
-    const killed = new Set<number>();
+    // The workers of the start, then each one the primary starts after a kill.
+    const workers = [...server.listeningPids];
     for (let k = 0; k < KILLS || (retries === 0 && k < MAX_KILLS); k += 1) {
       // The load runs on both workers (a new one after each kill) before the next kill.
       await afterConnections(100);
-      const victim = server.listeningPids.find((pid) => !killed.has(pid))!;
+      const victim = workers.shift()!;
       const restarted = server.nextLine(/worker (\d+): chat listening/);
-      killed.add(victim);
       kills.push(performance.now());
       process.kill(victim, 'SIGKILL');
-      await restarted;
+      workers.push(Number((await restarted)[1]));
     }
     await afterConnections(100);
     running = false;

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryAnswer, SendAnswer } from '../../protocol/protocol.ts';
 import { ROOT } from '../helpers/build.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { baseEnv, type ChatProcess, runToExit, startChatProcess } from './chat-process.ts';
 import { http, postJson } from './http.ts';
 
@@ -55,13 +56,20 @@ async function cloneInto(dir: string): Promise<void> {
   }
 }
 
-/** `npm start` in the copy, as on a server: PORT/HOST from the environment, SQLite under data/. */
-function npmStart(): Promise<ChatProcess> {
+/**
+ * `npm start` in the copy, as on a server: PORT/HOST from the environment,
+ * SQLite under data/. npm passes no IPC channel on to the chat, which so
+ * sends no listening signal: it is given a free port, and is ready when
+ * `/health` answers there.
+ */
+async function npmStart(): Promise<ChatProcess> {
+  const port = await freePort();
   return startChatProcess({
     command: 'npm',
     args: ['start'],
     cwd: copy,
-    env: { ...baseEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { ...baseEnv(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    probe: `http://127.0.0.1:${port}`,
   });
 }
 

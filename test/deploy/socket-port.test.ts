@@ -5,14 +5,13 @@
  * built entry point (`dist/server/main.js`) in a child process, configured
  * only by its environment, as IIS or Docker would start it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt, MAIN_JS } from '../helpers/build.ts';
 import { type RecvBody, startTestChat } from '../helpers/chat.ts';
+import { type Launched, launchChat } from '../helpers/launch.ts';
 import { http, postJson } from './http.ts';
 
 interface Health {
@@ -56,7 +55,7 @@ describe('PORT given as a socket path', () => {
   describe('as the entry point starts under IIS or Docker', () => {
     let dir: string;
     let socketPath: string;
-    let child: ChildProcess | undefined;
+    let chat: Launched | undefined;
 
     beforeEach(async () => {
       dir = await mkdtemp(join(tmpdir(), 'chat-socket-'));
@@ -64,18 +63,20 @@ describe('PORT given as a socket path', () => {
     });
 
     afterEach(async () => {
-      if (child && child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGKILL');
-        await exited;
+      if (chat && !chat.gone) {
+        chat.kill('SIGKILL');
+        await chat.exited;
       }
+      chat = undefined;
       await rm(dir, { recursive: true, force: true });
     });
 
-    /** Starts the built chat with PORT=<socket>; resolves when it logs that it listens. */
-    async function startMain(): Promise<ChildProcess> {
+    /** Starts the built chat with PORT=<socket>; resolves when it says it listens there. */
+    async function startMain(): Promise<Launched> {
       await ensureBuilt();
-      const started = spawn(process.execPath, [MAIN_JS], {
+      chat = await launchChat({
+        command: process.execPath,
+        args: [MAIN_JS],
         env: {
           ...process.env,
           PORT: socketPath,
@@ -85,48 +86,37 @@ describe('PORT given as a socket path', () => {
           WORKERS: '1',
           REDIS_URL: '',
         },
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdout: false,
       });
-      child = started;
-      let stderr = '';
-      await new Promise<void>((resolve, reject) => {
-        const onData = (chunk: Buffer) => {
-          stderr += chunk;
-          if (stderr.includes('listening on')) {
-            started.stderr?.off('data', onData);
-            started.off('exit', onExit);
-            resolve();
-          }
-        };
-        const onExit = (code: number | null) =>
-          reject(new Error(`the chat exited with ${code} before listening:\n${stderr}`));
-        started.stderr?.on('data', onData);
-        started.once('exit', onExit);
-      });
-      return started;
+      return chat;
     }
 
     const get = (path: string) => http(`http://localhost${path}`, { socketPath });
 
-    it('listens on the socket and answers over it', async () => {
-      await startMain();
+    it('listens on the socket, says so with its path, and answers over it', async () => {
+      const { listening } = await startMain();
+      expect(listening).toEqual({
+        type: 'chat:listening',
+        url: socketPath,
+        path: socketPath,
+        pids: [chat!.child.pid],
+      });
       const health = await get('/health');
       expect(health.status).toBe(200);
       expect(health.json<Health>()).toMatchObject({ status: 'ok' });
     });
 
     it('answers a waiting poll with the empty list on SIGTERM, then exits cleanly', async () => {
-      const chat = await startMain();
+      const { child, exited } = await startMain();
       const poll = get('/recv?since=0');
       // The waiting count in /metrics is the chat's own view of the held poll.
       while (!/^chat_polls_waiting 1$/m.test((await get('/metrics')).text));
 
-      const exited = once(chat, 'exit');
-      chat.kill('SIGTERM');
+      child.kill('SIGTERM');
       const answer = await poll;
       expect(answer.status).toBe(200);
       expect(answer.json<RecvBody>()).toMatchObject({ messages: [], cursor: 0 });
-      expect(await exited).toEqual([0, null]);
+      expect(await exited).toEqual({ code: 0, signal: null });
     });
   });
 });

@@ -5,21 +5,20 @@
  * 127.0.0.1. The build, not the sources under tsx: tsx would compile or load
  * its cache again at the start of every process and every cluster worker.
  *
- * A process is ready when it (or each of its workers) logs its
- * "chat listening on URL" line; the URL is read from that line, so `PORT=0`
- * works (cluster workers share the one port the primary picked).
+ * A process is ready when it sends its listening signal (the one process,
+ * or the primary once every worker listens: test/helpers/launch.ts); the
+ * URL, the port and the workers' pids come from it, so `PORT=0` works
+ * (cluster workers share the one port the primary picked).
  *
  * Each process runs in its own process group, so `kill()` takes a primary
  * and its workers down together. Every process started here is killed when
  * the test process exits, even if a test forgot to: nothing outlives its test.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt, MAIN_JS } from './build.ts';
+import { killAllLaunched, launchChat } from './launch.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const LISTENING = /(?:worker (\d+): )?chat listening on (\S+)/;
 
 export interface ServerProcessOptions {
   /** DATABASE_URL, REDIS_URL, REDIS_PREFIX, POLL_TIMEOUT_MS, … on top of the test defaults. */
@@ -41,7 +40,7 @@ export interface ServerProcess {
   readonly port: number | undefined;
   /** The process started: the primary in cluster mode. */
   readonly pid: number;
-  /** Pids of the workers that have logged "listening" so far (the process itself when there is one). */
+  /** Pids of the workers that listened at the start (the process itself when there is one). */
   readonly listeningPids: number[];
   /** Everything it wrote to stderr. */
   readonly output: string;
@@ -56,11 +55,6 @@ export interface ServerProcess {
   /** SIGKILL to the whole process group, and waits for the exit. */
   kill(): Promise<void>;
 }
-
-const running = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of running) killGroup(child, 'SIGKILL');
-});
 
 export async function startServerProcess(
   options: ServerProcessOptions = {},
@@ -94,43 +88,28 @@ export async function startServerProcess(
             ...args,
           ],
         ];
-  const child = spawn(command, argv, {
+  const listeners = new Set<(line: string) => void>();
+  const launched = await launchChat({
+    command,
+    args: argv,
     cwd: root,
     env,
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  running.add(child);
-  const exited = once(child, 'exit').then(([code, signal]) => {
-    running.delete(child);
-    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
-  });
-
-  let output = '';
-  let partial = '';
-  const listeners = new Set<(line: string) => void>();
-  const listeningPids: number[] = [];
-  let url = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    output += chunk;
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      const listening = LISTENING.exec(line);
-      if (listening) {
-        url = listening[2]!;
-        listeningPids.push(Number(listening[1] ?? child.pid));
-      }
+    group: true,
+    stdout: false,
+    deadlineMs: options.startTimeoutMs,
+    onLine: (line) => {
       for (const listener of [...listeners]) listener(line);
-    }
+    },
   });
+  const { listening, output, exited } = launched;
 
   function nextLine(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         listeners.delete(onLine);
-        reject(new Error(`No line matching ${pattern} within ${timeoutMs} ms. Output:\n${output}`));
+        reject(
+          new Error(`No line matching ${pattern} within ${timeoutMs} ms. Output:\n${output()}`),
+        );
       }, timeoutMs);
       timer.unref();
       function onLine(line: string): void {
@@ -144,63 +123,25 @@ export async function startServerProcess(
     });
   }
 
-  const ready = (async () => {
-    while (listeningPids.length < workers) await nextLine(LISTENING, options.startTimeoutMs);
-  })();
-  const died = exited.then(({ code, signal }) => {
-    throw new Error(`server exited (${signal ?? code}) before listening:\n${output}`);
-  });
-  // Whichever loses the race settles later, unobserved: exiting after
-  // listening is the test's business, and a wait cut short by an exit is moot.
-  died.catch(() => {});
-  ready.catch(() => {});
-  try {
-    await Promise.race([ready, died]);
-  } catch (error) {
-    killGroup(child, 'SIGKILL');
-    throw error;
-  }
-
   return {
-    url,
-    port: url.startsWith('http') ? Number(new URL(url).port) : undefined,
-    pid: child.pid!,
-    listeningPids,
+    url: listening.url,
+    port: 'port' in listening ? listening.port : undefined,
+    pid: launched.child.pid!,
+    listeningPids: listening.pids,
     get output() {
-      return output;
+      return output();
     },
     exited,
     nextLine,
-    signal: (signal) => child.kill(signal),
-    async stop(timeoutMs = 15_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
-      await exited;
-      clearTimeout(timer);
-    },
+    signal: (signal) => launched.child.kill(signal),
+    stop: launched.stop,
     async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      killGroup(child, 'SIGKILL');
+      if (launched.gone) return;
+      launched.kill('SIGKILL');
       await exited;
     },
   };
 }
 
 /** Stops every process still running (for `afterAll`). */
-export async function stopAllServerProcesses(): Promise<void> {
-  await Promise.all(
-    [...running].map(async (child) => {
-      killGroup(child, 'SIGKILL');
-      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
-    }),
-  );
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // Already gone.
-  }
-}
+export const stopAllServerProcesses: () => Promise<void> = killAllLaunched;
