@@ -157,7 +157,7 @@ async function runOnce(server: RunningServer): Promise<Figures> {
     const row = await sustained(server, gen, t6);
     if (row.lost + row.doubled + row.outOfOrder > 0 || row.delivered !== row.expected) {
       throw new Error(
-        `${server.spec.label}: delivered ${row.delivered}/${row.expected}, lost ${row.lost}, doubled ${row.doubled}, out of order ${row.outOfOrder}`,
+        `${server.spec.label}: delivered ${row.delivered}/${row.expected}, lost ${row.lost}, doubled ${row.doubled}, out of order ${row.outOfOrder}, sends not answered 200: ${row.sendErrors ?? 0}${(row.incidents ?? []).map((line) => `\n  ${line}`).join('')}`,
       );
     }
     return {

@@ -185,7 +185,7 @@ function check(results: Results): void {
   for (const row of t6Runs) {
     if (row.server.startsWith('chat') && (row.lost > 0 || row.doubled > 0 || row.outOfOrder > 0)) {
       results.failures.push(
-        `T6${row.round === undefined ? '' : ` round ${row.round}`}: ${row.label} lost ${row.lost}, doubled ${row.doubled}, reordered ${row.outOfOrder} messages`,
+        `T6${row.round === undefined ? '' : ` round ${row.round}`}: ${row.label} lost ${row.lost}, doubled ${row.doubled}, reordered ${row.outOfOrder} messages${(row.incidents ?? []).map((line) => `; ${line}`).join('')}`,
       );
     }
   }

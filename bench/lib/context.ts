@@ -107,6 +107,10 @@ export interface SustainedRow {
   sendsPerSec: number;
   delivered: number;
   expected: number;
+  /** Sends not answered 200 (left out of older results). */
+  sendErrors?: number;
+  /** The first few things that went wrong, in words (bench/load/generator.ts). */
+  incidents?: string[];
   lost: number;
   doubled: number;
   outOfOrder: number;

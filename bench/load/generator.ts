@@ -85,6 +85,13 @@ export interface SustainedResult {
   sendErrors: number;
   elapsedMs: number;
   perSubscriber: SubscriberCount[];
+  /**
+   * The first few things that went wrong, in words (a send not answered
+   * 200, a poll's error, a message seen twice): what a failed run says of
+   * itself, since a figure alone does not tell a harness fault from the
+   * server's.
+   */
+  incidents: string[];
   cpuShare: number;
 }
 
@@ -250,31 +257,50 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
   let delivered = 0;
   let answers = 0;
   let lastDeliveryAt = 0;
+  const incidents: string[] = [];
+  const incident = (what: string) => {
+    if (incidents.length < 10) incidents.push(what);
+  };
   subscribers.forEach((conn, i) => {
     const count = counts[i]!;
-    const poll = (cursor: number) =>
-      conn.request(getRequest(recvPath(target, room, cursor)), (status, body) => {
-        if (status !== 200) return setTimeout(poll, 50, cursor);
-        const reply = JSON.parse(body.toString()) as {
-          messages: { text: string }[];
-          cursor?: number;
-        };
-        for (const { text } of reply.messages) {
-          const [sender, k] = text.split(':').map(Number) as [number, number];
-          count.received += 1;
-          if (!count.seen.has(text)) {
-            count.seen.add(text);
-            delivered += 1;
+    const poll = (cursor: number): void =>
+      conn.request(
+        getRequest(recvPath(target, room, cursor)),
+        (status, body) => {
+          if (status !== 200) {
+            incident(`subscriber ${i}: a poll at ${cursor} got ${status}`);
+            setTimeout(poll, 50, cursor);
+            return;
           }
-          if (k < count.last[sender]!) count.outOfOrder += 1;
-          else count.last[sender] = k;
+          onAnswer(cursor, body);
+        },
+        (error) => incident(`subscriber ${i}: its poll at ${cursor} failed: ${error.message}`),
+      );
+    const onAnswer = (cursor: number, body: Buffer): void => {
+      const reply = JSON.parse(body.toString()) as {
+        messages: { id: number; text: string }[];
+        cursor?: number;
+      };
+      for (const { id, text } of reply.messages) {
+        const [sender, k] = text.split(':').map(Number) as [number, number];
+        count.received += 1;
+        if (count.seen.has(text)) {
+          incident(
+            `subscriber ${i}: "${text}" (id ${id}) again, in an answer to a poll at ${cursor}`,
+          );
+        } else {
+          count.seen.add(text);
+          delivered += 1;
         }
-        if (reply.messages.length > 0) {
-          answers += 1;
-          lastDeliveryAt = now();
-        }
-        poll(reply.cursor ?? 0);
-      });
+        if (k < count.last[sender]!) count.outOfOrder += 1;
+        else count.last[sender] = k;
+      }
+      if (reply.messages.length > 0) {
+        answers += 1;
+        lastDeliveryAt = now();
+      }
+      poll(reply.cursor ?? 0);
+    };
     poll(0);
   });
   await armed(target, command.subscribers, 20_000);
@@ -301,10 +327,16 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
           text: `${sender}:${k}`,
         });
         const status = await new Promise<number>((resolve) =>
-          conn.request(raw, resolve, () => resolve(0)),
+          conn.request(raw, resolve, (error) => {
+            incident(`sender ${sender}: "${sender}:${k}" failed: ${error.message}`);
+            resolve(0);
+          }),
         );
         if (status === 200) acked += 1;
-        else sendErrors += 1;
+        else {
+          sendErrors += 1;
+          if (status !== 0) incident(`sender ${sender}: "${sender}:${k}" got ${status}`);
+        }
       }
       conn.close();
     }),
@@ -331,6 +363,7 @@ async function sustained(command: SustainedCommand): Promise<Omit<SustainedResul
       doubled: c.received - c.seen.size,
       outOfOrder: c.outOfOrder,
     })),
+    incidents,
   };
 }
 

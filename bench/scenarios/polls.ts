@@ -158,6 +158,8 @@ export async function sustained(
     sendsPerSec: run.sendsPerSec,
     delivered: run.delivered,
     expected,
+    sendErrors: run.sendErrors,
+    incidents: run.incidents,
     lost: sum('lost'),
     doubled: sum('doubled'),
     outOfOrder: sum('outOfOrder'),
