@@ -143,6 +143,10 @@ const FIGURES: Record<
     { name: 'delivered', unit: 'msg/s', higherIsBetter: true },
     { name: 'cpu', unit: 'µs server CPU/delivery', higherIsBetter: false },
     { name: 'main', unit: 'µs main-thread CPU/delivery', higherIsBetter: false },
+    // What a delivery costs is what a request costs over the messages an
+    // answer carries: a build that acknowledges later packs fewer in each.
+    { name: 'request', unit: 'µs server CPU/request', higherIsBetter: false },
+    { name: 'batch', unit: 'messages/answer', higherIsBetter: true },
   ],
   T5: [
     { name: 'p50', unit: 'ms p50', higherIsBetter: false },
@@ -164,6 +168,8 @@ async function runOnce(server: RunningServer): Promise<Figures> {
       delivered: row.deliveredPerSec,
       cpu: row.serverCpuUsPerDelivery ?? Number.NaN,
       main: row.mainThreadCpuUsPerDelivery ?? Number.NaN,
+      request: row.serverCpuUsPerRequest ?? Number.NaN,
+      batch: row.messagesPerAnswer ?? Number.NaN,
     };
   }
   const row = await fanout(server, gen, clients);
