@@ -79,7 +79,7 @@ export function createApp(
     },
   );
 
-  app.get('/history', historyRoute(chat, ops?.store, historyLimit));
+  app.get('/history', historyRoute(chat, historyLimit));
   const health = healthRoute(chat, ops?.store, ops?.bus);
   app.get('/health', health);
   app.get('/ready', health);
@@ -94,7 +94,7 @@ export function createApp(
   if (chat.config.serveStatic) app.use(staticFiles(chat.config.staticDir));
 
   app.use(notFound);
-  app.use(errorHandler({ store: ops?.store }));
+  app.use(errorHandler());
   return app;
 }
 

@@ -5,7 +5,6 @@ import type { Bus } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
 import type { Hub } from '../hub/hub.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import type { Telemetry } from '../metrics/telemetry.ts';
 import type { Presence } from '../presence/presence.ts';
 import type { MessageStore } from '../store/store.ts';
@@ -19,8 +18,6 @@ export interface ChatContext {
   presence: Presence;
   log: Log;
   telemetry: Telemetry;
-  /** The store's up/down state: an outage is logged once per change, not once per request. */
-  storeState?: OutageState | undefined;
   /**
    * Set when a graceful shutdown has begun: `/ready` and `/health` answer
    * 503 `draining` from then on, while the chat still serves.

@@ -6,15 +6,15 @@
  *
  * What is logged, and how (server/core/log.ts):
  * - a bug (500): once, in the request's log line, with its stack;
- * - the store failing (503): once per outage, by the store's outage state;
- *   the requests it fails are ordinary lines of the request log;
+ * - the store failing (503): once per outage, by the store's outage state,
+ *   which the store wrapper tells (server/metrics/write-health.ts); the
+ *   requests it fails are ordinary lines of the request log;
  * - a client at fault (4xx), or gone before its answer: the request's line
  *   only. A client that hangs up mid-upload is not our error.
  */
 import type { IncomingMessage } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { type ErrorCode, HttpError, httpError } from '../core/errors.ts';
-import type { OutageState } from '../metrics/outage.ts';
 import { noteErrorCode } from '../metrics/request-log.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import { writeError } from './answer.ts';
@@ -30,15 +30,11 @@ const bodyParserErrors: Record<string, ErrorCode> = {
   'request.size.invalid': 'invalid_body',
 };
 
-export interface ErrorHandlerOptions {
-  store?: OutageState | undefined;
-}
-
 export const notFound: RequestHandler = () => {
   throw httpError('not_found');
 };
 
-export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHandler {
+export function errorHandler(): ErrorRequestHandler {
   // Express knows an error handler by its four parameters: keep `_next`.
   return (error: unknown, req, res, _next) => {
     if (clientGone(error, req)) {
@@ -47,7 +43,6 @@ export function errorHandler(options: ErrorHandlerOptions = {}): ErrorRequestHan
       return;
     }
     const httpErr = toHttpError(error);
-    if (error instanceof StoreUnavailableError) options.store?.failed(error);
     // For the request's line, which counts the refusal too (request-log.ts).
     noteErrorCode(res, httpErr.code, httpErr.status === 500 ? error : undefined);
     if (res.headersSent) {

@@ -48,7 +48,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { MessageLog, PAGE_SIZE } from './message-log.ts';
 import type { Replies, Reply } from './reply.ts';
 import { type PollEnded, PollEvents } from './report.ts';
-import { type StoreHealth, StoreReads } from './store-reads.ts';
+import { StoreReads } from './store-reads.ts';
 import { StoreWatch } from './store-watch.ts';
 import { Typing } from './typing.ts';
 import { type Refusal, Waiters } from './waiters.ts';
@@ -87,8 +87,6 @@ export interface HubOptions<R extends Reply> {
   presence: Presence;
   /** How a poll is answered, and who asked (server/http/poll-reply.ts). */
   replies: Replies<R>;
-  /** The store's up/down state, told of every read (`store-reads.ts`). */
-  storeState?: StoreHealth | undefined;
   log: Log;
   clock?: Clock;
 }
@@ -129,16 +127,12 @@ export class Hub<R extends Reply> {
     this.#options = options;
     const clock = options.clock ?? systemClock;
     this.#clock = clock;
-    // The polls' reads tell the store's up/down state; the background reads
-    // (a gap, the store watch) say what failed in their own log lines, so a
-    // look that works does not end an outage that polls still see.
-    this.#reads = new StoreReads(store, {
-      timeoutMs: config.storeTimeoutMs,
-      state: options.storeState,
-      log,
-      clock,
-    });
-    const reads = new StoreReads(store, { timeoutMs: config.storeTimeoutMs, clock });
+    // The polls' reads and the background ones (a gap, the store watch)
+    // alike: the store wrapper tells the store's up/down state of each
+    // (server/metrics/write-health.ts), and the background readers say what
+    // failed in their own log lines.
+    const reads = new StoreReads(store, { timeoutMs: config.storeTimeoutMs, log, clock });
+    this.#reads = reads;
     this.messages = new MessageLog({
       reads,
       // One process: every message passes through this log, or reaches it
@@ -217,29 +211,24 @@ export class Hub<R extends Reply> {
    * `StoreUnavailableError` when the store fails or does not answer within
    * `STORE_TIMEOUT_MS`; a write that lands after that is still posted, so
    * the message shows, and the sender's retry finds it by its key. The
-   * store's up/down state hears of every send's outcome here.
+   * store's up/down state hears of every send's outcome from the store
+   * wrapper (server/metrics/write-health.ts), which takes the store down
+   * at this same deadline: the race here is for the answer and the late post.
    */
   async send(message: NewMessage): Promise<AppendResult> {
-    const { store, config, storeState } = this.#options;
+    const { store, config } = this.#options;
     const appended = store.append(message);
     appended.then(
       (result) => this.post(result.message),
       () => {},
     );
     const ms = config.storeTimeoutMs;
-    try {
-      const result = await raceDeadline(
-        appended,
-        ms,
-        () => new StoreUnavailableError(`Storing the message took longer than ${ms} ms`),
-        this.#clock,
-      );
-      storeState?.ok();
-      return result;
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) storeState?.failed(error);
-      throw error;
-    }
+    return raceDeadline(
+      appended,
+      ms,
+      () => new StoreUnavailableError(`Storing the message took longer than ${ms} ms`),
+      this.#clock,
+    );
   }
 
   /**

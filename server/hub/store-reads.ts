@@ -1,27 +1,22 @@
 /**
  * The one place the hub reads the store: the messages after a cursor, and
  * rooms' heads. Every read has the same deadline (`STORE_TIMEOUT_MS`) and the
- * same failure policy: it resolves to `undefined`, never rejects, and the
- * failure is reported: to the store's up/down state, which logs an outage
- * once, not once per read (server/metrics/outage.ts), or else to the log if
- * one is given (the background readers log their own). Each caller then does
- * what a missing answer means to it: a poll waits, a gap is looked at again,
- * the store watch retries on its next tick.
+ * same failure policy: it resolves to `undefined`, never rejects. The
+ * store's up/down state hears of each read's outcome from the store wrapper
+ * (server/metrics/write-health.ts), which logs an outage once, not once per
+ * read (server/metrics/outage.ts); any other error says nothing about the
+ * store and is logged here, if a log is given. Each caller then does what a
+ * missing answer means to it: a poll waits, a gap is looked at again, the
+ * store watch retries on its next tick (and logs it).
  */
 import { raceDeadline } from '../core/deadline.ts';
 import type { Log } from '../core/log.ts';
 import { type Message, type MessageStore, StoreUnavailableError } from '../store/store.ts';
 import { type Clock, systemClock } from './clock.ts';
 
-/** The store's up/down state (server/metrics/outage.ts), told of each poll's read. */
-export interface StoreHealth {
-  ok(): void;
-  failed(error: unknown): void;
-}
-
 export interface StoreReadsOptions {
   timeoutMs: number;
-  state?: StoreHealth | undefined;
+  /** Where a failure other than `StoreUnavailableError` (a bug) is logged. */
   log?: Log | undefined;
   clock?: Clock;
 }
@@ -71,15 +66,12 @@ export class StoreReads {
   }
 
   async #read<T>(work: Promise<T>, what: string): Promise<T | undefined> {
-    const { timeoutMs, state, log } = this.#options;
+    const { timeoutMs, log } = this.#options;
     const late = () => new StoreUnavailableError(`${what} took longer than ${timeoutMs} ms`);
     try {
-      const result = await raceDeadline(work, timeoutMs, late, this.#clock);
-      state?.ok();
-      return result;
+      return await raceDeadline(work, timeoutMs, late, this.#clock);
     } catch (error) {
-      if (state) state.failed(error);
-      else log?.('warn', `hub: ${what} failed`, error);
+      if (!(error instanceof StoreUnavailableError)) log?.('warn', `hub: ${what} failed`, error);
       return undefined;
     }
   }

@@ -33,9 +33,9 @@ export interface ChatOps {
   /** For the long-poll path: each poll's end and each delivery. */
   readonly telemetry: Telemetry;
   /**
-   * The store's state; callers report each store call's outcome to it. It
-   * stays down while the store's writes fail (`OpsInput.writes`), however
-   * well it reads.
+   * The store's state. One writer tells it each store call's outcome: the
+   * store wrapper of `WriteHealth.track` (write-health.ts). It stays down
+   * while the store's writes fail (`OpsInput.writes`), however well it reads.
    */
   readonly store: OutageState;
   /** The bus's state, from its Redis connections and heartbeat (always up without Redis). */

@@ -86,12 +86,10 @@ export async function startChat(
   const writes = new WriteHealth({
     timeoutMs: config.storeTimeoutMs,
     windowMs: config.healthWriteWindowMs,
+    timers: parts.clock,
   });
-  const tracked = writes.track(parts.store ?? (await openStore(config.databaseUrl, config)));
-  const retention = new Retention(tracked, config, log);
-  const store = retention.track(tracked);
-  await store.init();
-  retention.start();
+  const opened = parts.store ?? (await openStore(config.databaseUrl, config));
+  await opened.init();
   const backends =
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
@@ -104,7 +102,7 @@ export async function startChat(
   });
   const ops = await startOps(config, {
     log,
-    store: store.kind,
+    store: opened.kind,
     bus: bus.kind,
     // Read on a scrape only. `hub` is built right after `startOps` resolves,
     // in the same turn: no request can be served, nor scraped, before it.
@@ -115,6 +113,12 @@ export async function startChat(
     redisHealth: backends.redisHealth,
     writes,
   });
+  // Every store call goes through `writes.track`, the one writer of the
+  // store's up/down state (ops.store), so it is built once that state is.
+  const tracked = writes.track(opened, ops.store);
+  const retention = new Retention(tracked, config, log);
+  const store = retention.track(tracked);
+  retention.start();
   const telemetry = parts.telemetry ?? ops.telemetry;
   const addressOf = clientAddress(config.trustProxy, config.forwardedForMaxBytes);
   const hub = new Hub<ServerResponse>({
@@ -123,7 +127,6 @@ export async function startChat(
     bus,
     presence,
     replies: pollReplies(addressOf),
-    storeState: ops.store,
     log,
     clock: parts.clock,
   });
@@ -137,7 +140,6 @@ export async function startChat(
     presence,
     log,
     telemetry,
-    storeState: ops.store,
     redis: backends.redis,
     lifecycle: { draining: false },
   };

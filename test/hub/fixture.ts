@@ -18,6 +18,7 @@ import { Hub, type HubConfig } from '../../server/hub/hub.ts';
 import type { Replies, Reply } from '../../server/hub/reply.ts';
 import type { PollOutcome } from '../../server/hub/report.ts';
 import type { OutageState } from '../../server/metrics/outage.ts';
+import { WriteHealth } from '../../server/metrics/write-health.ts';
 import { LocalPresence, type Presence } from '../../server/presence/presence.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { MessageStore } from '../../server/store/store.ts';
@@ -71,6 +72,11 @@ export interface TestHubParts {
   /** Default: a `LocalPresence` with the poll timeout plus 5 s as its window. */
   presence?: Presence;
   bus?: Bus;
+  /**
+   * The store's up/down state: the hub is then handed the store through its
+   * one writer, the chat's store wrapper (`WriteHealth.track`), as in the
+   * server. The fixture's `store` stays the bare one.
+   */
   storeState?: OutageState;
 }
 
@@ -110,13 +116,18 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
       return reply.address;
     },
   };
+  const tracked = parts.storeState
+    ? new WriteHealth({ timeoutMs: config.storeTimeoutMs, windowMs: 30_000 }).track(
+        store,
+        parts.storeState,
+      )
+    : store;
   const hub = new Hub<TestReply>({
     config,
-    store,
+    store: tracked,
     bus: parts.bus ?? new LocalBus(),
     presence,
     replies,
-    storeState: parts.storeState,
     log: silentLog,
   });
   hub.onPollEnded(({ room, outcome, ms }) => ended.push({ room, outcome, ms }));

@@ -280,8 +280,10 @@ describe('Hub.poll', () => {
 
   describe('when the store does not answer', () => {
     it('gives up the read at STORE_TIMEOUT_MS, reports the outage, and waits', async () => {
+      // Nothing answers: the store watch's look at the heads neither.
       const store = Object.assign(new MemoryStore(), {
         after: () => new Promise<Message[]>(() => {}),
+        heads: () => new Promise<Map<string, number>>(() => {}),
       });
       const storeState = createOutageState({ name: 'store' });
       const { hub } = createTestHub({ storeTimeoutMs: 2_000 }, { store, storeState });

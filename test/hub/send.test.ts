@@ -1,6 +1,8 @@
 /**
  * `hub.send` (server/hub/hub.ts): the hub owns append-then-publish, with
- * the one store deadline (`STORE_TIMEOUT_MS`) and the store's up/down state.
+ * the one store deadline (`STORE_TIMEOUT_MS`); the store's up/down state
+ * hears of each send from the store wrapper the hub is handed, as in the
+ * server (server/metrics/write-health.ts).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
@@ -26,7 +28,7 @@ class GatedStore extends MemoryStore {
   }
 }
 
-/** The store's up/down state, as the hub tells it. */
+/** The store's up/down state, as the store wrapper tells it. */
 function recordedState() {
   const told: string[] = [];
   return {
@@ -58,7 +60,11 @@ describe('hub.send', () => {
     it('rejects with StoreUnavailableError, tells the store is down, and posts the write that lands late', async () => {
       const storeState = recordedState();
       const store = new GatedStore();
-      const { hub, waiting } = createTestHub({ storeTimeoutMs: 1_000 }, { store, storeState });
+      // The store watch's reads, which tell the state too, wait past the deadline.
+      const { hub, waiting } = createTestHub(
+        { storeTimeoutMs: 1_000, storePollMs: 60_000 },
+        { store, storeState },
+      );
       const poll = await waiting(0);
       const before = storeState.told.length;
       const sent = hub.send(hello);

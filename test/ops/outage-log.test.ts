@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
-import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
 import { captureLog } from './log-capture.ts';
 
 let chat: TestChat | undefined;
@@ -20,9 +20,17 @@ class SwitchableStore extends MemoryStore {
   #check(): void {
     if (this.down) throw new StoreUnavailableError('MySQL cannot be used now: ECONNREFUSED');
   }
+  override async after(room: string, since: number, limit: number) {
+    this.#check();
+    return super.after(room, since, limit);
+  }
   override async before(room: string, before: number | undefined, limit: number) {
     this.#check();
     return super.before(room, before, limit);
+  }
+  override async heads(rooms: readonly string[]) {
+    this.#check();
+    return super.heads(rooms);
   }
   override async append(...args: Parameters<MemoryStore['append']>) {
     this.#check();
@@ -72,6 +80,42 @@ describe('when the store goes down and comes back', () => {
     expect(captured.text).not.toContain('    at ');
     // Each failed request is still a line of the request log, at info.
     expect(captured.lines.filter((line) => line.status === 503)).toHaveLength(7);
+  });
+
+  it("takes the one state down once for a poll's read, a send and /health alike", async () => {
+    const store = new SwitchableStore();
+    const captured = captureLog();
+    // The store watch stays quiet: only the call under test reads the store.
+    chat = await startTestChat(
+      { pollTimeoutMs: 300, storePollMs: 60_000 },
+      { store, log: captured.log },
+    );
+    const errors = async () => {
+      const text = await (await chat!.get('/metrics')).text();
+      return Number(/^chat_store_errors_total (\S+)$/m.exec(text)?.[1]);
+    };
+    const outages = () =>
+      captured.lines.filter((line) => line.backend === 'store').map((line) => line.state);
+    const calls: Record<string, () => Promise<unknown>> = {
+      // A cursor in a room this process has not seen: the poll reads the store, then waits.
+      "a poll's read": () => chat!.recv('room=elsewhere&since=5'),
+      'a send': () => chat!.post('/send', { text: 'during' }),
+      '/health': () => chat!.get('/health'),
+    };
+    let rounds = 0;
+    for (const [what, call] of Object.entries(calls)) {
+      const before = await errors();
+      store.down = true;
+      await call();
+      store.down = false;
+      expect(await errors(), what).toBe(before + 1);
+      expect(outages(), what).toEqual([...Array(rounds).fill(['down', 'up']).flat(), 'down']);
+      // A stored send ends any outage, a send's too (the writes work again).
+      expect((await chat.post('/send', { text: 'after' })).status).toBe(200);
+      rounds += 1;
+      await until(() => outages().length === rounds * 2, `the end of the outage of ${what}`);
+    }
+    expect(outages()).toEqual(['down', 'up', 'down', 'up', 'down', 'up']);
   });
 
   it('says so in the metrics: store errors and the store state', async () => {

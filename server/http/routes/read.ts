@@ -25,7 +25,7 @@ function matches(header: string | undefined, etag: string): boolean {
  * them, without hashing the body, and a request that names it
  * (`If-None-Match`) gets 304 with no body when the page is the same.
  */
-export function historyRoute(chat: ChatContext, store?: OutageState, limit?: SendLimit) {
+export function historyRoute(chat: ChatContext, limit?: SendLimit) {
   return async function history(req: Request, res: Response): Promise<void> {
     await limit?.check(req, res);
     const room = parseRoom(req.query.room);
@@ -49,7 +49,6 @@ export function historyRoute(chat: ChatContext, store?: OutageState, limit?: Sen
       );
       if (pruned > 0) answer.expired = true;
     }
-    store?.ok();
     // The query is in the URL the ETag belongs to; the page is told by its ids.
     const first = messages[0]?.id ?? 0;
     const last = messages[messages.length - 1]?.id ?? 0;
@@ -86,7 +85,11 @@ export function historyRoute(chat: ChatContext, store?: OutageState, limit?: Sen
  * outage, once per change) and to the metrics (`chat_store_up`,
  * `chat_bus_up`, `chat_info`).
  */
-export function healthRoute(chat: ChatContext, store?: OutageState, bus?: OutageState) {
+export function healthRoute(
+  chat: ChatContext,
+  store?: Pick<OutageState, 'up'>,
+  bus?: Pick<OutageState, 'up'>,
+) {
   const unavailable = (res: Response, status: 'draining' | 'unavailable') => {
     res.status(503).set('Retry-After', '5').json({ status });
   };
@@ -94,13 +97,13 @@ export function healthRoute(chat: ChatContext, store?: OutageState, bus?: Outage
     res.set('Cache-Control', 'no-store');
     if (chat.lifecycle.draining) return unavailable(res, 'draining');
     try {
+      // The store wrapper tells `store` of the ping before this goes on
+      // (server/metrics/write-health.ts): it stays down while the writes fail.
       await withTimeout(chat.store.ping(), chat.config.storeTimeoutMs, 'Pinging the store');
-      store?.ok(); // Stays down while the writes fail.
       if (chat.lifecycle.draining) return unavailable(res, 'draining');
       if (store && !store.up) return unavailable(res, 'unavailable');
       res.json({ status: bus?.up === false ? 'degraded' : 'ok' });
-    } catch (error) {
-      store?.failed(error);
+    } catch {
       unavailable(res, chat.lifecycle.draining ? 'draining' : 'unavailable');
     }
   };
