@@ -10,7 +10,9 @@
  * `dist/server/process/node-flags.js`, when it has one), as `npm start`
  * runs it. A DIR may carry options of its own, so one checkout can be
  * compared with itself: `DIR@workers=2` (its WORKERS, over `--workers`),
- * `DIR@node=--flag,--flag` (Node flags in place of its own; `@node=` none).
+ * `DIR@node=--flag,--flag` (Node flags in place of its own; `@node=` none),
+ * `DIR@env=NAME=VALUE,NAME=VALUE` (settings over the bench's, e.g.
+ * `SQLITE_WAIT_MS=0`).
  * - T6, sustained delivery (100 re-polling subscribers, 4 senders waiting
  *   for their acknowledgements): delivered/s and server CPU per delivery.
  * - T5, fan-out: `--clients` polls wait, one send answers them all:
@@ -56,7 +58,7 @@ const usage = {
          [--rounds=9] [--warmups=3] [--messages=2000] [--clients=10000] [--workers=1] [--pin]
 
 One bench test against built checkouts of the chat, head to head. A DIR may
-carry its own options: DIR@workers=2 (its WORKERS), DIR@node=--flag,--flag
+carry its own options: DIR@workers=2 (its WORKERS), DIR@env=NAME=VALUE,… (settings), DIR@node=--flag,--flag
 (Node flags in place of those its start script sets; DIR@node= none).
 
   --test=T6|T5   sustained delivery (default) or fan-out
@@ -103,21 +105,32 @@ interface Build {
   workers: number;
   /** Node flags the build's own start script sets, or those `@node=` gives. */
   nodeFlags: string[];
+  /** Settings over the bench's own (`@env=`). */
+  env: Record<string, string>;
 }
 
-/** `DIR[@workers=N][@node=--a,--b]` → the build to start. */
+/** `DIR[@workers=N][@env=A=1,B=2][@node=--a,--b]` → the build to start. */
 async function readBuild(given: string): Promise<Build> {
-  const [path = '', ...options] = given.split(/@(?=workers=|node=)/);
+  const [path = '', ...options] = given.split(/@(?=workers=|node=|env=)/);
   const build: Build = {
     dir: resolve(path),
     workers,
     nodeFlags: await ownNodeFlags(resolve(path)),
+    env: {},
   };
   for (const option of options) {
     const [key, value = ''] = option.split(/=(.*)/s);
     if (key === 'workers') {
       if (!/^[1-9]\d*$/.test(value)) usageError(usage, `${given}: workers must be 1 or more`);
       build.workers = Number(value);
+    } else if (key === 'env') {
+      for (const pair of value.split(',')) {
+        const [name = '', setting] = pair.split(/=(.*)/s);
+        if (!/^[A-Z][A-Z0-9_]*$/.test(name) || setting === undefined) {
+          usageError(usage, `${given}: env takes NAME=VALUE pairs, comma-separated`);
+        }
+        build.env[name] = setting;
+      }
     } else build.nodeFlags = value === '' ? [] : value.split(',');
   }
   return build;
@@ -222,6 +235,7 @@ async function runSession(session: number): Promise<void> {
         arg.startsWith('./bench/') || arg.startsWith('dist/') ? join(build.dir, arg) : arg,
       );
       spec.argv.splice(1, 0, ...build.nodeFlags);
+      spec.env = { ...spec.env, ...build.env };
       if (cli.values.pin) spec.argv = ['taskset', '-c', '0', ...spec.argv];
       const server = await startServer(spec);
       servers.push(server);
@@ -229,7 +243,11 @@ async function runSession(session: number): Promise<void> {
         throw new Error(`${given}: no cluster workers at WORKERS=${build.workers}`);
       }
       console.log(
-        `${given}: WORKERS=${build.workers}, node ${build.nodeFlags.join(' ') || '(no flags)'}`,
+        `${given}: WORKERS=${build.workers}, node ${build.nodeFlags.join(' ') || '(no flags)'}${Object.entries(
+          build.env,
+        )
+          .map(([name, value]) => `, ${name}=${value}`)
+          .join('')}`,
       );
     }
     for (const server of servers) {
