@@ -29,9 +29,13 @@ describe('a descriptor flood', () => {
       });
       const port = server.port!;
       let closed = 0;
+      let opened = 0;
       const flood = Array.from({ length: 1_100 }, async () => {
+        // On a loaded machine a few of 1,100 connects at once may not get
+        // through the listen backlog: the count below is of those that did.
         const socket = await openSocket(port).catch(() => undefined);
         if (!socket) return;
+        opened += 1;
         sockets.push(socket);
         socket.on('error', () => {});
         socket.on('close', () => {
@@ -39,6 +43,7 @@ describe('a descriptor flood', () => {
         });
       });
       await Promise.all(flood);
+      expect(opened).toBeGreaterThan(2 * 256);
 
       const started = performance.now();
       const time = await exchange(port, 'GET /time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', {
@@ -62,8 +67,8 @@ describe('a descriptor flood', () => {
         return Number(found?.[1] ?? 0);
       };
       // The cap (256) holds: every connection past it closed one of the flood's.
-      await expect.poll(() => counter('chat_connections_idle_closed_total')).toBe(1_100 - 256);
-      await expect.poll(() => closed).toBe(1_100 - 256);
+      await expect.poll(() => counter('chat_connections_idle_closed_total')).toBe(opened - 256);
+      await expect.poll(() => closed).toBe(opened - 256);
       expect(await counter('chat_connections_refused_total')).toBe(0);
       console.log(
         `descriptor flood: ${closed} reclaimed, bystander /time ${bystanderMs.toFixed(0)} ms`,
