@@ -462,7 +462,8 @@ export class Hub<R extends Reply> {
    * or past the cursor, so a poll at the head of a known room costs nothing.
    */
   async #resetHead(room: string, cursor: number): Promise<number | undefined> {
-    if (cursor === 0 || (this.messages.lastId(room) ?? -1) >= cursor) return undefined;
+    const knew = this.messages.lastId(room);
+    if (cursor === 0 || (knew ?? -1) >= cursor) return undefined;
     const heads = await this.#reads.heads([room]);
     if (!heads) return undefined; // The store is down: no verdict; the poll waits.
     const head = heads.get(room) ?? 0;
@@ -470,7 +471,9 @@ export class Hub<R extends Reply> {
       this.messages.noteHead(room, head);
       return undefined;
     }
-    if ((this.messages.lastId(room) ?? 0) > head) this.messages.reset(room, head);
+    // Only what the log knew before the read proves the room reset: what it
+    // took in while the read ran may be past the head the read saw (store-watch.ts).
+    if ((knew ?? 0) > head) this.messages.reset(room, head);
     return head;
   }
 

@@ -81,18 +81,23 @@ export class StoreWatch {
     // A failed read is logged once per outage here; the next tick looks again.
     for (let start = 0; start < rooms.length; start += ROOMS_PER_LOOK) {
       const chunk = rooms.slice(start, start + ROOMS_PER_LOOK);
+      // What the log knew as the read was asked: every id in it was stored
+      // by then, so a read that shows less proves a reset. An id the log
+      // took in while the read ran may be past what the read saw, and
+      // proves nothing.
+      const knewBefore = chunk.map((room) => messages.lastId(room));
       const heads = await reads.heads(chunk);
       if (!heads) return this.#failed();
-      for (const room of chunk) {
+      for (const [i, room] of chunk.entries()) {
         const head = heads.get(room) ?? 0;
-        const last = messages.lastId(room);
-        if (last !== undefined && head < last) {
+        const knew = knewBefore[i];
+        if (knew !== undefined && head < knew) {
           // The store has fewer messages than the log: the room was reset
           // (a new database, messages deleted). What the log knew is void.
           messages.reset(room, head);
           continue;
         }
-        const known = last ?? floors.get(room);
+        const known = messages.lastId(room) ?? floors.get(room);
         if (known === undefined || head <= known) continue;
         const found = await reads.after(room, known, PAGE_SIZE);
         if (!found) return this.#failed();

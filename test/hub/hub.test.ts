@@ -140,6 +140,37 @@ describe('Hub.poll', () => {
       hub.messages.reset('main', 1);
       expect(past.answer).toEqual({ messages: [], cursor: 1, online: 0, reset: true });
     });
+
+    it('does not take a head read before the latest messages for a reset (the store watch)', async () => {
+      // The heads the store had as the watch asked, answered only after a
+      // message more came: the read is older than the log, not a reset.
+      let release: () => void = () => {};
+      class SlowHeads extends MemoryStore {
+        override async heads(rooms: readonly string[]): Promise<Map<string, number>> {
+          const seen = await super.heads(rooms);
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          return seen;
+        }
+      }
+      const { hub, post, waiting } = createTestHub(
+        { storePollMs: 1_000 },
+        { store: new SlowHeads() },
+      );
+      await post('one');
+      await post('two');
+      await nextTurn();
+      await vi.advanceTimersByTimeAsync(1_000); // the watch asks for the heads: 2
+      await post('three');
+      await nextTurn();
+      const atThree = await waiting(3);
+      release();
+      await nextTurn();
+      await nextTurn();
+      expect(atThree.answered).toBe(false);
+      expect(hub.messages.lastId('main')).toBe(3);
+    });
   });
 
   describe('when a client the room had not seen polls', () => {
