@@ -116,8 +116,11 @@ export class Hub<R extends Reply> {
   readonly #clock: Clock;
   readonly #typing: Typing;
   readonly #events = new PollEvents<R>();
-  /** Rooms whose rename is on its way to the polls: one wake carries every rename meanwhile. */
-  readonly #renaming = new Set<string>();
+  /**
+   * Rooms whose rename is on its way to the polls, each with its wake's
+   * promise: one wake carries every rename meanwhile.
+   */
+  readonly #renaming = new Map<string, Promise<void>>();
   /** The poll's own touch was a rename (set by `#renamed`, read right after the touch). */
   #touchRenamed = false;
   #deferred: Deferred<R>[] = [];
@@ -326,7 +329,6 @@ export class Hub<R extends Reply> {
    */
   #renamed(room: string, publish: boolean): void {
     if (this.#renaming.has(room)) return;
-    this.#renaming.add(room);
     const { presence, bus } = this.#options;
     const tell = () => {
       this.#renaming.delete(room);
@@ -334,8 +336,15 @@ export class Hub<R extends Reply> {
       this.#waiters.wake(room);
       if (publish && presence.refresh) bus.publishEvent({ kind: 'people', room });
     };
-    if (presence.refresh) void presence.refresh([room], true).then(tell);
-    else this.#clock.setImmediate(tell);
+    const told = presence.refresh
+      ? presence.refresh([room], true).then(tell)
+      : new Promise<void>((resolve) =>
+          this.#clock.setImmediate(() => {
+            tell();
+            resolve();
+          }),
+        );
+    this.#renaming.set(room, told);
   }
 
   #onEvent(event: BusEvent): void {
@@ -439,11 +448,20 @@ export class Hub<R extends Reply> {
         ((await this.#reads.pruned(room)) ?? 0) > cursor;
       return this.#answer(reply, room, found, last, people, 'message', started, expired);
     }
-    // A rename still on its way to a shared view (Redis, the cluster
-    // primary) would be answered with the list from before it: that poll
-    // waits instead, and the wake that follows the refresh answers it with
-    // the new list (it holds another version), as it answers everyone's.
-    if (fresh && !this.#renaming.has(room)) {
+    if (fresh) {
+      // A rename still on its way (to a shared view: Redis, the cluster
+      // primary) would be answered with the list from before it: the poll
+      // is answered once the rename's wake has gone, with the new list. Not
+      // by the wake itself: a poll that names no version (a page's first
+      // poll under its new name) is not woken for a list (wakes.ts).
+      const renaming = this.#renaming.get(room);
+      if (renaming !== undefined) {
+        await renaming;
+        if (reply.destroyed) {
+          this.#events.ended(reply, room, 'gone', this.#clock.now() - started);
+          return undefined;
+        }
+      }
       return this.#answer(reply, room, [], cursor, people, 'presence', started);
     }
     return this.#waiters.wait(reply, room, cursor, client, people);

@@ -127,6 +127,17 @@ describe('who is here', () => {
     expect(annWaits.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
   });
 
+  it('answers the renaming poll itself with the new list, though it holds no version', async () => {
+    const { hub } = createTestHub({ presenceNotifyMs: 60_000 });
+    await join(hub, 'client-ann', 'Ann');
+    await join(hub, 'client-bob', 'Bob');
+    // The count stays 2 and the poll names no version: only the rename can answer it.
+    const renaming = new TestReply();
+    await hub.poll('main', 0, 'client-bob', renaming, { nickname: 'Robert' });
+    await nextTurn();
+    expect(renaming.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
+  });
+
   it('caps the list at maxPeopleListed and counts the rest', async () => {
     // Every test poll comes from one address: the per-address cap is off here.
     const presence = new LocalPresence(30_000, Date.now, 10_000, 0);
