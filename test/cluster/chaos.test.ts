@@ -13,10 +13,10 @@ import { expect, it } from 'vitest';
 import { openStore } from '../../server/store/open-store.ts';
 import type { Message } from '../../server/store/store.ts';
 import type { RecvBody } from '../helpers/chat.ts';
+import type { ChatClient } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { useChatProcesses } from './fixture.ts';
-import type { ChatClient } from './http-client.ts';
 
 const ROOMS = ['chaos-a', 'chaos-b'];
 const CLIENTS = 20;

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChatClient, chatClient, untilWaiting } from '../helpers/http-client.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { useChatProcesses } from './fixture.ts';
-import { type ChatClient, chatClient, untilWaiting } from './http-client.ts';
 
 const POLL_TIMEOUT_MS = 10_000;
 

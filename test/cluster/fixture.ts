@@ -18,13 +18,13 @@ import { once } from 'node:events';
 import { afterAll, beforeAll } from 'vitest';
 import { serviceUrl } from '../helpers/env.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { type ChatClient, chatClient } from '../helpers/http-client.ts';
 import {
   type ServerProcess,
   type ServerProcessOptions,
   startServerProcess,
   stopAllServerProcesses,
 } from '../helpers/processes.ts';
-import { type ChatClient, chatClient } from './http-client.ts';
 import {
   createSharedDatabase,
   createSqliteFile,

@@ -6,8 +6,8 @@
  * (docs/design.md, "Rules that make delivery correct", rule 2).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ChatClient } from '../helpers/http-client.ts';
 import { useChatProcesses } from './fixture.ts';
-import type { ChatClient } from './http-client.ts';
 
 /** Long, so an answer that comes before it can only be a delivery, never the timeout. */
 const POLL_TIMEOUT_MS = 20_000;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { serviceUrl } from '../helpers/env.ts';
+import { type ChatClient, chatClient, untilWaiting } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import {
   type ServerProcess,
@@ -14,7 +15,6 @@ import {
   stopAllServerProcesses,
 } from '../helpers/processes.ts';
 import { until } from '../helpers/wait.ts';
-import { type ChatClient, chatClient, untilWaiting } from './http-client.ts';
 import { createSharedDatabase, type SharedDatabase, uniquePrefix } from './shared-database.ts';
 
 const POLL_TIMEOUT_MS = 10_000;

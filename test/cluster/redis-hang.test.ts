@@ -9,9 +9,9 @@
  * never stopped.
  */
 import { expect, it } from 'vitest';
+import { gauge, untilGauge, untilWaiting } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { useChatProcesses } from './fixture.ts';
-import { gauge, untilGauge, untilWaiting } from './http-client.ts';
 
 /** Long: an answer before it is a delivery, not the timeout's empty answer. */
 const POLL_TIMEOUT_MS = 20_000;

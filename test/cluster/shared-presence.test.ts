@@ -6,9 +6,9 @@
  * timeout). Here both are short, in the same order.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ChatClient } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import { useChatProcesses } from './fixture.ts';
-import type { ChatClient } from './http-client.ts';
 
 /** The age past which a shared count used to expire. */
 const STALE_MS = 1_000;

@@ -5,10 +5,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../helpers/catch-up.ts';
 import type { SendBody } from '../helpers/chat.ts';
+import { type ChatClient, untilWaiting } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { useChatProcesses } from './fixture.ts';
-import { type ChatClient, untilWaiting } from './http-client.ts';
 
 const POLL_TIMEOUT_MS = 10_000;
 

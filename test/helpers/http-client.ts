@@ -1,16 +1,17 @@
 /**
- * Small HTTP helpers for the scale-out tests.
+ * The HTTP client of the tests and the soak: one chat server's routes over
+ * keep-alive connections, answers parsed.
  *
- * `pinnedClient(url)` sends every request over one keep-alive connection. A
- * cluster hands each connection to one worker, so all of a pinned client's
- * requests reach the same worker: the way to put a waiting poll on one
- * worker and the send on another.
+ * `chatClient(url, { pinned: true })` sends every request over one
+ * keep-alive connection. A cluster hands each connection to one worker, so
+ * all of a pinned client's requests reach the same worker: the way to put a
+ * waiting poll on one worker and the send on another.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import type { RecvBody, SendBody } from '../helpers/chat.ts';
-import type { ServerProcess } from '../helpers/processes.ts';
-import { until } from '../helpers/wait.ts';
+import type { RecvBody, SendBody } from './chat.ts';
+import type { ServerProcess } from './processes.ts';
+import { until } from './wait.ts';
 
 export interface HttpAnswer {
   status: number;
@@ -36,11 +37,17 @@ export interface ChatClient {
  */
 export function chatClient(
   base: string,
-  options: { pinned?: boolean; log?: Pick<ServerProcess, 'nextLine'> } = {},
+  options: {
+    pinned?: boolean;
+    /** Connections at once (not pinned). @default 64 */
+    maxSockets?: number;
+    log?: Pick<ServerProcess, 'nextLine'>;
+  } = {},
 ): ChatClient {
   const socketPath = base.startsWith('http') ? undefined : base;
   const origin = socketPath ? 'http://localhost' : base;
-  const agent = new Agent({ keepAlive: true, maxSockets: options.pinned ? 1 : 64 });
+  const maxSockets = options.pinned ? 1 : (options.maxSockets ?? 64);
+  const agent = new Agent({ keepAlive: true, maxSockets });
 
   function call(
     method: string,
