@@ -16,11 +16,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
 import type { Need } from './needs.ts';
+import { until } from './wait.ts';
 
 const LISTENING = /Listening on TCP (\S+?)\.\.\./;
 
@@ -45,8 +46,12 @@ export interface FerretDb {
   start(): Promise<void>;
   /** SIGTERM, and waits for the exit. The data stays. */
   stop(): Promise<void>;
-  /** SIGSTOP: the process holds its port and connections but answers nothing. */
-  freeze(): void;
+  /**
+   * SIGSTOP: the process holds its port and connections but answers
+   * nothing. Resolves once the kernel shows it stopped (`/proc/PID/stat`
+   * state `T`): the signal is only queued when `kill` returns.
+   */
+  freeze(): Promise<void>;
   /** SIGCONT after `freeze`. */
   thaw(): void;
   /** Kills it and removes its folder. */
@@ -120,7 +125,20 @@ export async function startFerretDb(): Promise<FerretDb> {
     },
     start,
     stop,
-    freeze: () => child?.kill('SIGSTOP'),
+    async freeze() {
+      const proc = child;
+      if (!proc?.pid || !proc.kill('SIGSTOP')) throw new Error('FerretDB is not running');
+      const tasks = `/proc/${proc.pid}/task`;
+      if (!existsSync(tasks)) return; // No procfs: the signal's queueing is all we can see.
+      // Every thread stopped; a thread's state is the field after its name's closing parenthesis.
+      const stopped = async () => {
+        const states = await Promise.all(
+          (await readdir(tasks)).map((id) => readFile(join(tasks, id, 'stat'), 'utf8')),
+        );
+        return states.every((stat) => /\) [Tt] /.test(stat));
+      };
+      await until(stopped, 'every FerretDB thread to show as stopped', 5_000, 5);
+    },
     thaw: () => child?.kill('SIGCONT'),
     async close() {
       const proc = child;

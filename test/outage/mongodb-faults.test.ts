@@ -220,7 +220,8 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
         const started = performance.now();
         const res = await send(`during-${i}`, `during ${i}`);
         expect(performance.now() - started).toBeLessThan(2_000 + MARGIN_MS);
-        expect(res.status).toBe(503);
+        const answer = await res.text();
+        expect(res.status, `frozen ${i}: ${answer}`).toBe(503);
         expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       }
       const health = await chat.get('/health');
@@ -273,7 +274,7 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
         (await chat.post('/send', { room, nickname: 'Ann', text: 'before', key: 'k0' })).status,
       ).toBe(200);
 
-      ferret.freeze();
+      await ferret.freeze();
       const refused: string[] = [];
       for (let i = 1; i <= 3; i++) {
         const started = performance.now();
@@ -284,7 +285,8 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
           key: `k${i}`,
         });
         expect(performance.now() - started).toBeLessThan(STORE_TIMEOUT_MS + MARGIN_MS);
-        expect(res.status).toBe(503);
+        const answer = await res.text();
+        expect(res.status, `frozen ${i}: ${answer}`).toBe(503);
         expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
         refused.push(`k${i}`);
       }
