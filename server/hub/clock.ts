@@ -1,10 +1,12 @@
 /**
  * The hub's clock: the time and the timers it runs on, handed in so its
- * tests run on vitest's fake timers (`vi.useFakeTimers()`) and never wait
- * out a real poll timeout (docs/design.md, "The hub").
+ * tests run it on a clock they move by hand (test/helpers/manual-clock.ts)
+ * and never wait out a real poll timeout (docs/design.md, "The hub"). The
+ * modules around it that read the time or arm a timer take it, or its
+ * `now`, the same way (`SharedPresence`'s `clock`, `LocalPresence`'s and
+ * `SteadyCount`'s `now`, `WriteHealth`'s `now` and `timers`).
  *
- * `systemClock` looks the globals up at each call, not once at import: a
- * test that fakes the timers after this module loaded still drives it.
+ * `systemClock` looks the globals up at each call, not once at import.
  */
 export type Timer = ReturnType<typeof setTimeout>;
 

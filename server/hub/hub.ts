@@ -28,7 +28,7 @@
  *
  * It answers through `Replies` and reports through `PollEvents`, so it
  * imports nothing of HTTP and knows no status code. It runs on a `Clock`, so
- * its tests run on fake timers.
+ * its tests move its time by hand (test/helpers/manual-clock.ts).
  */
 import type { Message } from '../../protocol/protocol.ts';
 import { type Bus, type BusEvent, LocalBus } from '../bus/bus.ts';

@@ -24,6 +24,7 @@
 import type { People } from '../../protocol/protocol.ts';
 import type { PresenceBatch } from '../bus/cluster-ipc.ts';
 import type { Log } from '../core/log.ts';
+import { type Clock, systemClock, type Timer } from '../hub/clock.ts';
 import { peopleOf } from './people.ts';
 import { LocalPresence, type Presence } from './presence.ts';
 
@@ -58,6 +59,8 @@ export interface SharedPresenceOptions {
   name?: string;
   /** Releases what `sync` holds (a listener), on `close()`. */
   release?: () => void;
+  /** The time the cache ages by and the batch timer: the process's, or a test's (server/hub/clock.ts). */
+  clock?: Clock;
 }
 
 interface CachedCount {
@@ -76,6 +79,7 @@ export class SharedPresence implements Presence {
   readonly #log: Log;
   readonly #name: string;
   readonly #release: () => void;
+  readonly #clock: Clock;
   /** `room\0client` → [room, client, nickname?]: a client touched twice in one batch is sent once. */
   #touches = new Map<string, PresenceBatch['touches'][number]>();
   #leaves = new Map<string, [string, string]>();
@@ -85,14 +89,16 @@ export class SharedPresence implements Presence {
   readonly #lists = new Map<string, { from: string[]; online: number; people: People }>();
   /** `refresh()` callers, resolved when the next sync to start has ended. */
   #refreshed: Array<() => void> = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #syncing = false;
   #failing = false;
   #closed = false;
 
   constructor(sync: PresenceSync, options: SharedPresenceOptions) {
     this.#sync = sync;
-    this.#local = new LocalPresence(options.windowMs);
+    const clock = options.clock ?? systemClock;
+    this.#clock = clock;
+    this.#local = new LocalPresence(options.windowMs, () => clock.now());
     this.#cacheMs = options.cacheMs ?? 1_000;
     this.#batchMs = options.batchMs ?? 20;
     this.#staleMs = options.staleMs ?? Math.max(10 * this.#cacheMs, 10_000);
@@ -122,7 +128,7 @@ export class SharedPresence implements Presence {
   count(room: string): number {
     const local = this.#local.count(room);
     const cached = this.#counts.get(room);
-    const age = cached ? Date.now() - cached.at : Number.POSITIVE_INFINITY;
+    const age = cached ? this.#clock.now() - cached.at : Number.POSITIVE_INFINITY;
     if (age >= this.#cacheMs) {
       this.#wanted.add(room);
       this.#schedule();
@@ -139,7 +145,7 @@ export class SharedPresence implements Presence {
     const online = this.count(room);
     const cached = this.#counts.get(room);
     const usableFor = this.#failing ? this.#staleMs : this.#windowMs;
-    if (!cached || Date.now() - cached.at >= usableFor) return this.#local.people(room);
+    if (!cached || this.#clock.now() - cached.at >= usableFor) return this.#local.people(room);
     const built = this.#lists.get(room);
     if (built && built.from === cached.names && built.online === online) return built.people;
     const people = peopleOf(cached.names, online);
@@ -153,7 +159,7 @@ export class SharedPresence implements Presence {
 
   refresh(rooms: readonly string[], fresh = false): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const now = Date.now();
+    const now = this.#clock.now();
     let stale = false;
     for (const room of rooms) {
       const cached = this.#counts.get(room);
@@ -169,7 +175,7 @@ export class SharedPresence implements Presence {
   async close(): Promise<void> {
     this.#closed = true;
     for (const resolve of this.#refreshed.splice(0)) resolve();
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#release();
     await this.#local.close();
@@ -179,7 +185,7 @@ export class SharedPresence implements Presence {
     if (this.#closed || this.#timer !== undefined || this.#syncing) return;
     // While the shared view is unreachable, try once per cache period, not per batch.
     const delay = this.#failing ? this.#cacheMs : this.#batchMs;
-    this.#timer = setTimeout(() => void this.#flush(), delay);
+    this.#timer = this.#clock.setTimeout(() => void this.#flush(), delay);
     this.#timer.unref();
   }
 
@@ -215,7 +221,7 @@ export class SharedPresence implements Presence {
       const batch: PresenceBatch = { touches, leaves, rooms: [...rooms] };
       if (addresses.some((address) => address !== null)) batch.addresses = addresses;
       const counts = await this.#sync(batch);
-      const at = Date.now();
+      const at = this.#clock.now();
       for (const [room, { count, names }] of counts) {
         this.#counts.set(room, { value: count, names, at });
       }
@@ -240,7 +246,7 @@ export class SharedPresence implements Presence {
   }
 
   #forgetStale(): void {
-    const oldest = Date.now() - (this.#failing ? this.#staleMs : this.#windowMs);
+    const oldest = this.#clock.now() - (this.#failing ? this.#staleMs : this.#windowMs);
     for (const [room, cached] of this.#counts) {
       if (cached.at >= oldest) continue;
       this.#counts.delete(room);

@@ -1,8 +1,20 @@
 /**
- * A clock for the hub of a real server under test (`startTestChat(…, { clock })`):
- * its time moves only when the test says so (`advance`), so a lane test
- * sees a poll time out without waiting for it, while sockets, fetch and
- * the event loop's turns stay real (server/hub/clock.ts).
+ * The server tests' one fake time: a `Clock` (server/hub/clock.ts) whose
+ * time moves only when the test says so. A hub (test/hub/fixture.ts), or
+ * the hub of a real server (`startTestChat(…, { clock })`), runs its timers
+ * on it, so a test sees a poll time out without waiting for it; a module
+ * that only reads the time takes its `now` (`now: () => clock.now()`).
+ * Nothing global is faked: sockets, fetch, `setImmediate` and the event
+ * loop's turns stay real.
+ *
+ * Two ways to move it:
+ * - `advance(ms)` runs the timers that fall due, in order, one straight
+ *   after another: for a test that reads the outcome over a socket, or of
+ *   timers that start no asynchronous work;
+ * - `await advanceAsync(ms)` yields a turn of the event loop before the
+ *   first timer and after each one (as vitest's `advanceTimersByTimeAsync`
+ *   does), so the promises a timer started, and the `setImmediate`s they
+ *   queued, run before the next timer falls due.
  */
 import type { Clock, Timer } from '../../server/hub/clock.ts';
 
@@ -12,6 +24,9 @@ interface Scheduled {
   callback: () => void;
   handle: Timer;
 }
+
+/** A turn of the event loop: the microtasks, and the `setImmediate`s queued before it. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class ManualClock implements Clock {
   #now: number;
@@ -23,6 +38,11 @@ export class ManualClock implements Clock {
 
   now(): number {
     return this.#now;
+  }
+
+  /** Timers set and not yet run or cleared (an interval counts once). */
+  get pending(): number {
+    return this.#scheduled.size;
   }
 
   setTimeout(callback: () => void, ms: number): Timer {
@@ -48,16 +68,28 @@ export class ManualClock implements Clock {
   /** Moves time on by `ms`, running every timer that falls due, in order. */
   advance(ms: number): void {
     const until = this.#now + ms;
-    for (;;) {
-      let next: Scheduled | undefined;
-      for (const item of this.#scheduled) if (!next || item.at < next.at) next = item;
-      if (!next || next.at > until) break;
-      this.#now = Math.max(this.#now, next.at);
-      if (next.every === undefined) this.#scheduled.delete(next);
-      else next.at += next.every;
-      next.callback();
-    }
+    while (this.#runNext(until));
     this.#now = until;
+  }
+
+  /** `advance`, with a turn of the event loop before the first timer and after each. */
+  async advanceAsync(ms: number): Promise<void> {
+    const until = this.#now + ms;
+    await turn();
+    while (this.#runNext(until)) await turn();
+    this.#now = until;
+  }
+
+  /** Runs the earliest timer due by `until`, moving time to it; false when none is. */
+  #runNext(until: number): boolean {
+    let next: Scheduled | undefined;
+    for (const item of this.#scheduled) if (!next || item.at < next.at) next = item;
+    if (!next || next.at > until) return false;
+    this.#now = Math.max(this.#now, next.at);
+    if (next.every === undefined) this.#scheduled.delete(next);
+    else next.at += next.every;
+    next.callback();
+    return true;
   }
 
   #schedule(callback: () => void, ms: number, every: number | undefined): Timer {

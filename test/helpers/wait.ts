@@ -2,9 +2,9 @@
  * The suites' one wait helper: resolves when `check()` holds (a boolean, or
  * a promise of one, for a check that asks a server), asked by vitest's
  * `vi.waitFor` every few milliseconds, never a fixed sleep; fails with
- * `what` after `timeoutMs`. It works under `vi.useFakeTimers()` too: its own
- * timers are real, and `vi.waitFor` advances the fake clock by `intervalMs`
- * before each check.
+ * `what` after `timeoutMs`. It waits in real time: the server tests fake no
+ * globals, and what a `ManualClock` runs (test/helpers/manual-clock.ts)
+ * moves only when the test advances it, never while this waits.
  */
 import { vi } from 'vitest';
 

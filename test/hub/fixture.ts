@@ -1,14 +1,16 @@
 /**
  * A hub on its own, for its unit tests: a real in-memory store, bus and
- * presence, replies that record what the hub writes, and vitest's fake
- * timers as the clock (the hub's `systemClock` reads the faked globals).
+ * presence, replies that record what the hub writes, and a `ManualClock`
+ * (test/helpers/manual-clock.ts) as the hub's clock and as the time of what
+ * the fixture builds around it (the presence, the store wrapper). A test
+ * that builds its own presence hands it the same clock (`parts.clock`).
  *
  * `setImmediate` stays real: the hub's end-of-turn batches run as they do
  * in the server, and a test waits for them (`nextTurn`) or for an answer
- * (`answered`), never for a span of time.
+ * (`answered`), never for a span of time; it moves time with
+ * `clock.advanceAsync(ms)`.
  */
 import { EventEmitter, once } from 'node:events';
-import { vi } from 'vitest';
 import type { Message, RecvAnswer } from '../../protocol/protocol.ts';
 import { type Bus, LocalBus } from '../../server/bus/bus.ts';
 import { defaults } from '../../server/core/config.ts';
@@ -22,6 +24,7 @@ import { WriteHealth } from '../../server/metrics/write-health.ts';
 import { LocalPresence, type Presence } from '../../server/presence/presence.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { MessageStore } from '../../server/store/store.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 /** A reply that keeps what the hub answered it with, as a client would see it. */
 export class TestReply extends EventEmitter implements Reply {
@@ -78,6 +81,8 @@ export interface TestHubParts {
    * server. The fixture's `store` stays the bare one.
    */
   storeState?: OutageState;
+  /** The hub's time and timers; default: a new `ManualClock`. Hubs that share one move together. */
+  clock?: ManualClock;
 }
 
 const running: Array<Hub<TestReply>> = [];
@@ -101,8 +106,10 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
 
 export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHubParts = {}) {
   const store = parts.store ?? new MemoryStore();
+  const clock = parts.clock ?? new ManualClock();
+  const now = () => clock.now();
   const config = hubConfig(overrides);
-  const presence = parts.presence ?? new LocalPresence(config.pollTimeoutMs + 5_000);
+  const presence = parts.presence ?? new LocalPresence(config.pollTimeoutMs + 5_000, now);
   const ended: Ended[] = [];
   const counts = { delivered: 0, addressReads: 0 };
   const replies: Replies<TestReply> = {
@@ -117,10 +124,12 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
     },
   };
   const tracked = parts.storeState
-    ? new WriteHealth({ timeoutMs: config.storeTimeoutMs, windowMs: 30_000 }).track(
-        store,
-        parts.storeState,
-      )
+    ? new WriteHealth({
+        timeoutMs: config.storeTimeoutMs,
+        windowMs: 30_000,
+        now,
+        timers: clock,
+      }).track(store, parts.storeState)
     : store;
   const hub = new Hub<TestReply>({
     config,
@@ -129,6 +138,7 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
     presence,
     replies,
     log: silentLog,
+    clock,
   });
   hub.onPollEnded(({ room, outcome, ms }) => ended.push({ room, outcome, ms }));
   hub.onDelivered((count) => {
@@ -150,14 +160,7 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
     return reply;
   }
 
-  return { hub, store, presence, ended, counts, post, waiting };
-}
-
-/** The hub's clock in these tests: time and timers faked, turns of the event loop real. */
-export function useFakeClock(): void {
-  vi.useFakeTimers({
-    toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
-  });
+  return { hub, store, presence, clock, ended, counts, post, waiting };
 }
 
 /** Resolves after the hub's end-of-turn batches (and the promises before them) ran. */

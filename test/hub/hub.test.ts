@@ -1,9 +1,9 @@
 /**
  * The hub on its own (server/hub/hub.ts): no socket, no server, and the
- * clock is vitest's fake timers, so a 25 s poll timeout takes no time.
+ * clock is a `ManualClock`, so a 25 s poll timeout takes no time.
  */
 
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
 import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
@@ -14,21 +14,11 @@ import { SharedPresence } from '../../server/presence/shared-presence.ts';
 import { SteadyCount } from '../../server/presence/steady-count.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { Message } from '../../server/store/store.ts';
-import {
-  answered,
-  createTestHub,
-  nextTurn,
-  stopTestHubs,
-  TestReply,
-  useFakeClock,
-} from './fixture.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
+import { answered, createTestHub, nextTurn, stopTestHubs, TestReply } from './fixture.ts';
 
-beforeEach(() => {
-  useFakeClock();
-});
 afterEach(() => {
   stopTestHubs();
-  vi.useRealTimers();
 });
 
 const texts = (messages: readonly Message[]) => messages.map((m) => m.text);
@@ -36,29 +26,29 @@ const texts = (messages: readonly Message[]) => messages.map((m) => m.text);
 describe('Hub.poll', () => {
   describe('when nothing comes', () => {
     it('answers empty at the poll timeout, not a millisecond before', async () => {
-      const { hub, post, waiting, ended } = createTestHub({ pollTimeoutMs: 25_000 });
+      const { hub, clock, post, waiting, ended } = createTestHub({ pollTimeoutMs: 25_000 });
       const hello = await post('hello');
       await nextTurn();
       const reply = await waiting(hello.id);
       expect(hub.waiting).toBe(1);
-      await vi.advanceTimersByTimeAsync(24_999);
+      await clock.advanceAsync(24_999);
       expect(reply.answered).toBe(false);
-      await vi.advanceTimersByTimeAsync(1);
+      await clock.advanceAsync(1);
       expect(reply.answer).toEqual({ messages: [], cursor: hello.id, online: 0 });
       expect(ended).toEqual([{ room: 'main', outcome: 'timeout', ms: 25_000 }]);
       expect(hub.waiting).toBe(0);
     });
 
     it('serves every waiting poll with one timer, each at its own deadline', async () => {
-      const { waiting } = createTestHub({ pollTimeoutMs: 25_000 });
+      const { clock, waiting } = createTestHub({ pollTimeoutMs: 25_000 });
       const first = await waiting(0);
-      const timers = vi.getTimerCount();
-      await vi.advanceTimersByTimeAsync(10_000);
+      const timers = clock.pending;
+      await clock.advanceAsync(10_000);
       const second = await waiting(0, 'other');
-      expect(vi.getTimerCount()).toBe(timers);
-      await vi.advanceTimersByTimeAsync(15_000);
+      expect(clock.pending).toBe(timers);
+      await clock.advanceAsync(15_000);
       expect([first.answered, second.answered]).toEqual([true, false]);
-      await vi.advanceTimersByTimeAsync(10_000);
+      await clock.advanceAsync(10_000);
       expect(second.answer.messages).toEqual([]);
     });
   });
@@ -154,14 +144,14 @@ describe('Hub.poll', () => {
           return seen;
         }
       }
-      const { hub, post, waiting } = createTestHub(
+      const { hub, clock, post, waiting } = createTestHub(
         { storePollMs: 1_000 },
         { store: new SlowHeads() },
       );
       await post('one');
       await post('two');
       await nextTurn();
-      await vi.advanceTimersByTimeAsync(1_000); // the watch asks for the heads: 2
+      await clock.advanceAsync(1_000); // the watch asks for the heads: 2
       await post('three');
       await nextTurn();
       const atThree = await waiting(3);
@@ -194,7 +184,7 @@ describe('Hub.poll', () => {
 
   describe('when the client goes away while its poll waits', () => {
     it('frees the waiter at once, and the client leaves the room a moment later', async () => {
-      const { hub, presence, ended } = createTestHub();
+      const { hub, clock, presence, ended } = createTestHub();
       await hub.poll('main', 0, 'client-one', new TestReply());
       const reply = new TestReply();
       await hub.poll('main', 0, 'client-one', reply);
@@ -204,33 +194,33 @@ describe('Hub.poll', () => {
       expect(ended.at(-1)).toEqual({ room: 'main', outcome: 'gone', ms: 0 });
       expect(reply.listenerCount('close')).toBe(0);
       expect(presence.count('main')).toBe(1);
-      vi.advanceTimersByTime(LEAVE_DELAY_MS);
+      clock.advance(LEAVE_DELAY_MS);
       expect(presence.count('main')).toBe(0);
     });
 
     it('keeps the client counted when its next poll comes within the delay (another tab took over)', async () => {
-      const { hub, presence } = createTestHub();
+      const { hub, clock, presence } = createTestHub();
       await hub.poll('main', 0, 'browser', new TestReply());
       await hub.poll('main', 0, 'watcher', new TestReply());
       const old = new TestReply();
       await hub.poll('main', 0, 'browser', old);
       old.hangUp();
-      vi.advanceTimersByTime(LEAVE_DELAY_MS / 2);
+      clock.advance(LEAVE_DELAY_MS / 2);
       await hub.poll('main', 0, 'browser', new TestReply());
-      vi.advanceTimersByTime(LEAVE_DELAY_MS);
+      clock.advance(LEAVE_DELAY_MS);
       expect(presence.count('main')).toBe(2);
     });
   });
 
   describe('when the room’s online count changes', () => {
     it('wakes the polls shown another count within presenceNotifyMs', async () => {
-      const { hub, ended } = createTestHub({ presenceNotifyMs: 1_000 });
+      const { hub, clock, ended } = createTestHub({ presenceNotifyMs: 1_000 });
       await hub.poll('main', 0, 'client-one', new TestReply());
       const waiting = new TestReply();
       await hub.poll('main', 0, 'client-one', waiting);
       await hub.poll('main', 0, 'client-two', new TestReply()); // a join
       expect(waiting.answered).toBe(false);
-      await vi.advanceTimersByTimeAsync(1_000);
+      await clock.advanceAsync(1_000);
       expect(waiting.answer).toEqual({
         messages: [],
         cursor: 0,
@@ -243,41 +233,47 @@ describe('Hub.poll', () => {
     it("reads another process's leave at the first notice after it, not the second", async () => {
       // The shared view (Redis, or the cluster's primary) holds this
       // process's client and another process's; the other one leaves there.
-      const shared = new LocalPresence(60_000);
+      const clock = new ManualClock();
+      const shared = new LocalPresence(60_000, () => clock.now());
       shared.touch('main', 'client-elsewhere');
       const view = new SharedPresence(
         async (batch) => {
           const rooms = servePresence(shared, batch);
           return new Map(rooms.map(([room, count, names]) => [room, { count, names }]));
         },
-        { windowMs: 60_000, cacheMs: 1_000, batchMs: 20 },
+        { windowMs: 60_000, cacheMs: 1_000, batchMs: 20, clock },
       );
-      const presence = new SteadyCount(view, { burst: 4, changeMs: 15_000, maxRooms: 100 });
-      const { hub } = createTestHub({ presenceNotifyMs: 3_000 }, { presence });
+      const presence = new SteadyCount(view, {
+        burst: 4,
+        changeMs: 15_000,
+        maxRooms: 100,
+        now: () => clock.now(),
+      });
+      const { hub } = createTestHub({ presenceNotifyMs: 3_000 }, { presence, clock });
       await hub.poll('main', 0, 'client-here', new TestReply());
-      await vi.advanceTimersByTimeAsync(20); // the join's sync
+      await clock.advanceAsync(20); // the join's sync
       const waiting = new TestReply();
       await hub.poll('main', 0, 'client-here', waiting);
       expect(presence.count('main')).toBe(2);
-      await vi.advanceTimersByTimeAsync(1_000); // the cached count ages past its period
+      await clock.advanceAsync(1_000); // the cached count ages past its period
       shared.leave('main', 'client-elsewhere');
       // The notice at 3 s, and its sync 20 ms on: without a fresh count
       // first it reads the cached 2, and the leave shows at 6 s.
-      await vi.advanceTimersByTimeAsync(3_000 - 1_020 + 20);
+      await clock.advanceAsync(3_000 - 1_020 + 20);
       expect(waiting.answered).toBe(true);
       expect(waiting.answer.online).toBe(1);
       await view.close();
     });
 
     it('wakes them at the presence notice, and leaves polls shown the right count', async () => {
-      const { hub } = createTestHub({ presenceNotifyMs: 1_000 });
+      const { hub, clock } = createTestHub({ presenceNotifyMs: 1_000 });
       await hub.poll('main', 0, 'client-one', new TestReply());
       const stale = new TestReply();
       await hub.poll('main', 0, 'client-one', stale);
       await hub.poll('main', 0, 'client-two', new TestReply());
       const current = new TestReply();
       await hub.poll('main', 0, 'client-two', current);
-      await vi.advanceTimersByTimeAsync(1_000);
+      await clock.advanceAsync(1_000);
       expect(stale.answer.online).toBe(2);
       expect(current.answered).toBe(false);
     });
@@ -316,13 +312,14 @@ describe('Hub.poll', () => {
         after: () => new Promise<Message[]>(() => {}),
         heads: () => new Promise<Map<string, number>>(() => {}),
       });
-      const storeState = createOutageState({ name: 'store' });
-      const { hub } = createTestHub({ storeTimeoutMs: 2_000 }, { store, storeState });
+      const clock = new ManualClock();
+      const storeState = createOutageState({ name: 'store', now: () => clock.now() });
+      const { hub } = createTestHub({ storeTimeoutMs: 2_000 }, { store, storeState, clock });
       const reply = new TestReply();
       const poll = hub.poll('main', 0, undefined, reply);
-      await vi.advanceTimersByTimeAsync(1_999);
+      await clock.advanceAsync(1_999);
       expect(storeState.up).toBe(true);
-      await vi.advanceTimersByTimeAsync(1);
+      await clock.advanceAsync(1);
       expect(await poll).toBeUndefined();
       expect(storeState.up).toBe(false);
       expect(hub.waiting).toBe(1);
@@ -350,13 +347,14 @@ describe('Hub.poll', () => {
 describe('Hub.post', () => {
   it('reaches the polls of another hub on the same store through its store watch', async () => {
     const store = new MemoryStore();
-    const a = createTestHub({ storePollMs: 1_000 }, { store });
-    const b = createTestHub({ storePollMs: 1_000 }, { store });
+    const clock = new ManualClock();
+    const a = createTestHub({ storePollMs: 1_000 }, { store, clock });
+    const b = createTestHub({ storePollMs: 1_000 }, { store, clock });
     const reply = await b.waiting(0);
     await a.post('from a');
     await nextTurn();
     expect(reply.answered).toBe(false);
-    await vi.advanceTimersByTimeAsync(1_000); // the watch looks
+    await clock.advanceAsync(1_000); // the watch looks
     expect(texts((await answered(reply)).answer.messages)).toEqual(['from a']);
   });
 });

@@ -14,6 +14,7 @@ import {
 import { StoreReads } from '../../server/hub/store-reads.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { MessageStore } from '../../server/store/store.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 import { message } from '../helpers/message.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -22,6 +23,7 @@ afterEach(() => log?.close());
 
 type LogOptions = Partial<Omit<MessageLogOptions, 'reads' | 'clock'>> & {
   store?: MessageStore;
+  /** The log's time (a `ManualClock`'s `now`); its timers stay the process's. */
   now?: () => number;
 };
 
@@ -146,7 +148,7 @@ describe('MessageLog', () => {
     });
 
     it("waits for the store's gapGraceMs before giving a gap up", async () => {
-      let now = 0;
+      const clock = new ManualClock(0);
       let reads = 0;
       const base = await storeWith(1);
       const store: MessageStore = Object.assign(base, {
@@ -156,13 +158,13 @@ describe('MessageLog', () => {
           return MemoryStore.prototype.after.call(base, room, since, limit);
         },
       });
-      const { log } = createLog({ store, gapWaitMs: 1, now: () => now });
+      const { log } = createLog({ store, gapWaitMs: 1, now: () => clock.now() });
       log.accept(message(1));
       log.accept(message(3));
       // Several gap reads go by: within the grace, id 2 may still appear.
       await until(() => reads >= 3, 'three gap reads');
       expect(log.lastId('main')).toBe(1);
-      now = 10_000;
+      clock.advance(10_000);
       await until(() => log.lastId('main') === 3, 'the log to reach id 3');
     });
   });
@@ -178,18 +180,18 @@ describe('MessageLog', () => {
     });
 
     it('drops rooms idle for roomIdleMs unless polls watch them', () => {
-      let now = 0;
+      const clock = new ManualClock(0);
       const watched = new Set(['kept']);
       const { log } = createLog({
         roomIdleMs: 1_000,
-        now: () => now,
+        now: () => clock.now(),
         isWatched: (room) => watched.has(room),
       });
       log.accept(message(1, 'idle'));
       log.accept(message(1, 'kept'));
-      now = 500;
+      clock.advance(500);
       log.accept(message(1, 'recent'));
-      now = 1_200;
+      clock.advance(700);
       log.dropIdle();
       expect(log.roomNames().sort()).toEqual(['kept', 'recent']);
     });

@@ -1,22 +1,19 @@
 /**
- * The hub's side of who is here and who types (issue 21), on fake timers:
+ * The hub's side of who is here and who types (issue 21), on a manual clock:
  * the list travels only to polls whose version is not the room's, and a
  * room's polls are woken for typing at most every `typingWakeMs`.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_NICKNAME, type Message } from '../../protocol/protocol.ts';
 import type { Bus, BusEvent, BusEventHandler, BusHandler } from '../../server/bus/bus.ts';
 import { peopleOf } from '../../server/presence/people.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 import { message } from '../helpers/message.ts';
-import { createTestHub, nextTurn, stopTestHubs, TestReply, useFakeClock } from './fixture.ts';
+import { createTestHub, nextTurn, stopTestHubs, TestReply } from './fixture.ts';
 
-beforeEach(() => {
-  useFakeClock();
-});
 afterEach(() => {
   stopTestHubs();
-  vi.useRealTimers();
 });
 
 /** A client's first poll (answered at once, with the list), then a poll that waits with its version. */
@@ -98,23 +95,23 @@ describe('who is here', () => {
   });
 
   it('wakes a poll holding an old version within presenceNotifyMs when someone renames', async () => {
-    const { hub } = createTestHub({ presenceNotifyMs: 1_000 });
+    const { hub, clock } = createTestHub({ presenceNotifyMs: 1_000 });
     const ann = await join(hub, 'client-ann', 'Ann');
     const bob = await join(hub, 'client-bob', 'Bob');
-    await vi.advanceTimersByTimeAsync(1_000); // Ann hears of Bob
+    await clock.advanceAsync(1_000); // Ann hears of Bob
     expect(ann.waiting.answer.people).toEqual(peopleOf(['Ann', 'Bob'], 2));
     expect(bob.waiting.answered).toBe(false);
     // Bob renames: same count, another list.
     await hub.poll('main', 0, 'client-bob', new TestReply(), { nickname: 'Robert' });
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceAsync(1_000);
     expect(bob.waiting.answer.people).toEqual(peopleOf(['Ann', 'Robert'], 2));
   });
 
   it('wakes the room at once when someone renames, not at the next presence notice', async () => {
-    const { hub } = createTestHub({ presenceNotifyMs: 3_000 });
+    const { hub, clock } = createTestHub({ presenceNotifyMs: 3_000 });
     const ann = await join(hub, 'client-ann', 'Ann');
     const bob = await join(hub, 'client-bob', 'Bob');
-    await vi.advanceTimersByTimeAsync(3_000); // Ann hears of Bob
+    await clock.advanceAsync(3_000); // Ann hears of Bob
     const annWaits = new TestReply();
     await hub.poll('main', 0, 'client-ann', annWaits, {
       nickname: 'Ann',
@@ -140,8 +137,9 @@ describe('who is here', () => {
 
   it('caps the list at maxPeopleListed and counts the rest', async () => {
     // Every test poll comes from one address: the per-address cap is off here.
-    const presence = new LocalPresence(30_000, Date.now, 10_000, 0);
-    const { hub } = createTestHub({}, { presence });
+    const clock = new ManualClock();
+    const presence = new LocalPresence(30_000, () => clock.now(), 10_000, 0);
+    const { hub } = createTestHub({}, { presence, clock });
     for (let i = 0; i < 60; i += 1) {
       await hub.poll('main', 0, `client-${String(i).padStart(4, '0')}`, new TestReply(), {
         nickname: `N${String(i).padStart(2, '0')}`,
@@ -185,11 +183,11 @@ describe('who is typing', () => {
   });
 
   it('leaves the 2011 poll (no cursor) waiting for a message', async () => {
-    const { hub, post, waiting } = createTestHub({ typingWakeMs: 2_500 });
+    const { hub, clock, post, waiting } = createTestHub({ typingWakeMs: 2_500 });
     const old = await waiting(undefined);
     for (let i = 0; i < 4; i += 1) {
       hub.typed('main', 'client-ann', 'Ann');
-      await vi.advanceTimersByTimeAsync(2_500);
+      await clock.advanceAsync(2_500);
     }
     expect(old.answered).toBe(false);
     const hi = await post('hi');
@@ -198,7 +196,7 @@ describe('who is typing', () => {
   });
 
   it('wakes a room at most once per typingWakeMs however many type, naming them all', async () => {
-    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
+    const { hub, clock } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
     await join(hub, 'client-zed', 'Zed');
     const poll = async () => {
       const reply = new TestReply();
@@ -211,30 +209,30 @@ describe('who is typing', () => {
     reply = await poll();
     hub.typed('main', 'client-bob', 'Bob');
     hub.typed('main', 'client-cy', 'Cy');
-    await vi.advanceTimersByTimeAsync(2_499);
+    await clock.advanceAsync(2_499);
     expect(reply.answered).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     expect(reply.answer.typing?.map((t) => t.nickname)).toEqual(['Ann', 'Bob', 'Cy']);
     expect(reply.answer.typingOnly).toBe(true);
   });
 
   it('tells the room when a typist stops, typingTtlMs after their last event', async () => {
-    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 4_000 });
+    const { hub, clock } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 4_000 });
     await join(hub, 'client-zed', 'Zed');
     const reply = new TestReply();
     await hub.poll('main', 0, 'client-zed', reply, { nickname: 'Zed', people: 0 });
     hub.typed('main', 'client-ann', 'Ann');
     const next = new TestReply();
     await hub.poll('main', 0, 'client-zed', next, { nickname: 'Zed', people: 0 });
-    await vi.advanceTimersByTimeAsync(3_999);
+    await clock.advanceAsync(3_999);
     expect(next.answered).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceAsync(1);
     expect(next.answer.typing).toEqual([]);
     expect(next.answer.typingOnly).toBe(true);
   });
 
   it("ends the typing of a message's author when the message arrives, with no wake of its own", async () => {
-    const { hub, store } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
+    const { hub, clock, store } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 });
     await join(hub, 'client-zed', 'Zed');
     const first = new TestReply();
     await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
@@ -247,7 +245,7 @@ describe('who is typing', () => {
     // The message answers the waiting poll; the owed wake later names Bob alone.
     const next = new TestReply();
     await hub.poll('main', message.id, 'client-zed', next, { nickname: 'Zed', people: 0 });
-    await vi.advanceTimersByTimeAsync(2_500);
+    await clock.advanceAsync(2_500);
     expect(next.answer.typing).toEqual([
       { nickname: 'Bob', client: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) },
     ]);
@@ -276,7 +274,7 @@ describe('who is typing', () => {
 
   it('drops a typist who emptied their draft, told with the next wake, here and on the bus', async () => {
     const bus = new FakeBus();
-    const { hub } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 }, { bus });
+    const { hub, clock } = createTestHub({ typingWakeMs: 2_500, typingTtlMs: 5_000 }, { bus });
     await join(hub, 'client-zed', 'Zed');
     const first = new TestReply();
     await hub.poll('main', 0, 'client-zed', first, { nickname: 'Zed', people: 0 });
@@ -291,7 +289,7 @@ describe('who is typing', () => {
       nickname: 'Ann',
       stopped: true,
     });
-    await vi.advanceTimersByTimeAsync(2_500);
+    await clock.advanceAsync(2_500);
     expect(next.answer.typing).toEqual([]);
     expect(next.answer.typingOnly).toBe(true);
   });

@@ -4,16 +4,14 @@
  * hears of each send from the store wrapper the hub is handed, as in the
  * server (server/metrics/write-health.ts).
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import type { AppendResult, NewMessage } from '../../server/store/store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
-import { answered, createTestHub, stopTestHubs, useFakeClock } from './fixture.ts';
+import { answered, createTestHub, stopTestHubs } from './fixture.ts';
 
-beforeEach(() => useFakeClock());
 afterEach(() => {
   stopTestHubs();
-  vi.useRealTimers();
 });
 
 /** A store whose appends land only when the test lets them. */
@@ -61,7 +59,7 @@ describe('hub.send', () => {
       const storeState = recordedState();
       const store = new GatedStore();
       // The store watch's reads, which tell the state too, wait past the deadline.
-      const { hub, waiting } = createTestHub(
+      const { hub, clock, waiting } = createTestHub(
         { storeTimeoutMs: 1_000, storePollMs: 60_000 },
         { store, storeState },
       );
@@ -69,7 +67,7 @@ describe('hub.send', () => {
       const before = storeState.told.length;
       const sent = hub.send(hello);
       const refused = expect(sent).rejects.toBeInstanceOf(StoreUnavailableError);
-      await vi.advanceTimersByTimeAsync(1_000);
+      await clock.advanceAsync(1_000);
       await refused;
       expect(storeState.told.slice(before)).toEqual(['failed: StoreUnavailableError']);
       expect(poll.answered).toBe(false);

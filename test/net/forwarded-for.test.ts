@@ -13,6 +13,7 @@ import { compileTrust, forwardedAddress } from '../../server/core/client-address
 import { BoundedKeys } from '../../server/http/rate-limit.ts';
 import { startTestChat } from '../helpers/chat.ts';
 import { fromAddress } from '../helpers/from-address.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -142,20 +143,21 @@ describe('chat_requests_untrusted_peer_total', () => {
 
 describe('the addresses a rate limit counts (BoundedKeys)', () => {
   it('holds at most its bound; past it new addresses share one key, until two windows pass', () => {
-    let now = 0;
-    const keys = new BoundedKeys(3, 1_000, () => now);
+    const clock = new ManualClock(0);
+    const keys = new BoundedKeys(3, 1_000, () => clock.now());
     expect(['a', 'b', 'c'].map((key) => keys.admit(key))).toEqual(['a', 'b', 'c']);
     expect(keys.admit('d')).toBe('too-many-addresses');
     expect(keys.admit('e')).toBe('too-many-addresses');
     expect(keys.admit('a')).toBe('a');
     expect(keys.size).toBe(3);
-    now = 2_000;
+    clock.advance(2_000);
     expect(keys.admit('d')).toBe('d');
     expect(keys.size).toBe(1);
   });
 
   it("past its bound, counts a new person in the overflow it is given (its address's anonymous share)", () => {
-    const keys = new BoundedKeys(2, 1_000, () => 0);
+    const clock = new ManualClock(0);
+    const keys = new BoundedKeys(2, 1_000, () => clock.now());
     expect(keys.admit('10.0.0.1|ann', '10.0.0.1|')).toBe('10.0.0.1|ann');
     expect(keys.admit('10.0.0.1|bob', '10.0.0.1|')).toBe('10.0.0.1|bob');
     expect(keys.admit('10.0.0.2|cid', '10.0.0.2|')).toBe('10.0.0.2|');

@@ -1,12 +1,17 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createOutageState } from '../../server/metrics/outage.ts';
 import { WriteHealth } from '../../server/metrics/write-health.ts';
 import { MemoryStore } from '../../server/store/memory-store.ts';
 import { StoreUnavailableError } from '../../server/store/store.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 describe('WriteHealth', () => {
-  let time = 0;
-  const health = () => new WriteHealth({ timeoutMs: 2_000, windowMs: 30_000, now: () => time });
+  let clock: ManualClock;
+  beforeEach(() => {
+    clock = new ManualClock(0);
+  });
+  const health = () =>
+    new WriteHealth({ timeoutMs: 2_000, windowMs: 30_000, now: () => clock.now(), timers: clock });
   const failed = () => Promise.reject(new StoreUnavailableError('full'));
   /** Lets the outcome handlers run. */
   const settle = (work: Promise<unknown>) =>
@@ -17,49 +22,43 @@ describe('WriteHealth', () => {
 
   describe('after a write fails', () => {
     it('fails until a write succeeds', async () => {
-      time = 0;
       const writes = health();
       await settle(writes.record(failed()));
       expect(writes.failing).toBe(true);
-      time = 10_000;
+      clock.advance(10_000);
       expect(writes.failing).toBe(true);
       await writes.record(Promise.resolve());
       expect(writes.failing).toBe(false);
     });
 
     it('stops failing once the window passes without another failure', async () => {
-      time = 0;
       const writes = health();
       await settle(writes.record(failed()));
-      time = 29_999;
+      clock.advance(29_999);
       expect(writes.failing).toBe(true);
-      time = 30_000;
+      clock.advance(1);
       expect(writes.failing).toBe(false);
     });
   });
 
   describe('while a write is unsettled', () => {
     it('fails once it has taken longer than the timeout', () => {
-      time = 0;
       const writes = health();
       void writes.record(new Promise(() => {}));
-      time = 2_000;
+      clock.advance(2_000);
       expect(writes.failing).toBe(false);
-      time = 2_001;
+      clock.advance(1);
       expect(writes.failing).toBe(true);
     });
   });
 
   it('does not count an error that is not the store being unavailable', async () => {
-    time = 0;
     const writes = health();
     await settle(writes.record(Promise.reject(new TypeError('a bug'))));
     expect(writes.failing).toBe(false);
   });
 
   describe("track(store, state): the one writer of the store's up/down state", () => {
-    afterEach(() => vi.useRealTimers());
-
     /** A state whose `ok` and `failed` are spies. */
     const spied = () => ({ up: true, ok: vi.fn(), failed: vi.fn() });
 
@@ -91,7 +90,6 @@ describe('WriteHealth', () => {
     });
 
     it('takes the store down at the deadline, once, and passes the late answer on untold', async () => {
-      vi.useFakeTimers();
       const state = createOutageState({ name: 'store' });
       let land: (() => void) | undefined;
       const inner = Object.assign(new MemoryStore(), {
@@ -99,9 +97,9 @@ describe('WriteHealth', () => {
       });
       const store = health().track(inner, state);
       const pinged = store.ping();
-      await vi.advanceTimersByTimeAsync(1_999);
+      await clock.advanceAsync(1_999);
       expect(state.up).toBe(true);
-      await vi.advanceTimersByTimeAsync(1);
+      await clock.advanceAsync(1);
       expect(state.up).toBe(false);
       land!();
       await pinged; // The caller still gets the call's own outcome.

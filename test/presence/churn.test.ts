@@ -3,6 +3,7 @@ import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
 import { SteadyCount } from '../../server/presence/steady-count.ts';
 import { startTestChat, type TestChat, until } from '../helpers/chat.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 import { exchange, parseAnswers, portOf } from '../helpers/raw-http.ts';
 
 let chat: TestChat | undefined;
@@ -93,13 +94,13 @@ describe('presence churn', () => {
 
 describe('SteadyCount', () => {
   it('shows `burst` changes at once, then one per changeMs', () => {
-    let now = 0;
-    const inner = new LocalPresence(60_000, () => now);
+    const clock = new ManualClock(0);
+    const inner = new LocalPresence(60_000, () => clock.now());
     const steady = new SteadyCount(inner, {
       burst: 2,
       changeMs: 1_000,
       maxRooms: 10,
-      now: () => now,
+      now: () => clock.now(),
     });
     expect(steady.count('r')).toBe(0);
     steady.touch('r', 'a');
@@ -108,22 +109,22 @@ describe('SteadyCount', () => {
     expect(steady.count('r')).toBe(2);
     steady.touch('r', 'c');
     expect(steady.count('r')).toBe(2); // the burst is spent
-    now += 999;
+    clock.advance(999);
     expect(steady.count('r')).toBe(2);
-    now += 1;
+    clock.advance(1);
     expect(steady.count('r')).toBe(3); // one change a second
     steady.touch('r', 'd');
     expect(steady.count('r')).toBe(3);
   });
 
   it('holds the list of names with the count, renames included, on the same tokens', () => {
-    let now = 0;
-    const inner = new LocalPresence(60_000, () => now);
+    const clock = new ManualClock(0);
+    const inner = new LocalPresence(60_000, () => clock.now());
     const steady = new SteadyCount(inner, {
       burst: 1,
       changeMs: 1_000,
       maxRooms: 10,
-      now: () => now,
+      now: () => clock.now(),
     });
     steady.touch('r', 'client-a', 'Ann');
     expect(steady.people('r').names).toEqual(['Ann']);
@@ -133,7 +134,7 @@ describe('SteadyCount', () => {
     steady.touch('r', 'client-b', 'Bob');
     expect(steady.people('r').names).toEqual(['Anna']); // held
     expect(steady.count('r')).toBe(1);
-    now += 1_000;
+    clock.advance(1_000);
     expect(steady.count('r')).toBe(2);
     expect(steady.people('r').names).toEqual(['Annie', 'Bob']);
   });

@@ -3,18 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
 import { peopleOf } from '../../server/presence/people.ts';
 import { LocalPresence } from '../../server/presence/presence.ts';
+import { ManualClock } from '../helpers/manual-clock.ts';
 
 describe('LocalPresence', () => {
   it('counts a client within the window and forgets it after', () => {
-    let now = 1_000;
-    const presence = new LocalPresence(100, () => now);
+    const clock = new ManualClock(1_000);
+    const presence = new LocalPresence(100, () => clock.now());
     presence.touch('main', 'tab-1');
     presence.touch('main', 'tab-2');
     presence.touch('dev', 'tab-3');
     expect(presence.count('main')).toBe(2);
-    now += 60;
+    clock.advance(60);
     presence.touch('main', 'tab-1');
-    now += 60;
+    clock.advance(60);
     expect(presence.count('main')).toBe(1);
     presence.leave('main', 'tab-1');
     expect(presence.count('main')).toBe(0);
@@ -22,28 +23,29 @@ describe('LocalPresence', () => {
   });
 
   it('says whether a touch is the first of a client in the room', () => {
-    let now = 0;
-    const presence = new LocalPresence(100, () => now);
+    const clock = new ManualClock(0);
+    const presence = new LocalPresence(100, () => clock.now());
     expect(presence.touch('main', 'tab-1')).toBe(true);
     expect(presence.touch('main', 'tab-1')).toBe(false);
     expect(presence.touch('dev', 'tab-1')).toBe(true);
-    now = 500; // out of the window: a newcomer again
+    clock.advance(500); // out of the window: a newcomer again
     expect(presence.touch('main', 'tab-1')).toBe(true);
   });
 
   describe('when strangers name 50,000 rooms', () => {
     it('drops the rooms whose clients all left the window as new ones come', () => {
-      let now = 0;
-      const presence = new LocalPresence(1_000, () => now);
+      const clock = new ManualClock(0);
+      const presence = new LocalPresence(1_000, () => clock.now());
       for (let i = 0; i < 50_000; i += 1) {
-        now += 1; // one new room a millisecond: at most ~1,000 are in the window
+        clock.advance(1); // one new room a millisecond: at most ~1,000 are in the window
         presence.touch(`room-${i}`, `client-${i}`);
       }
       expect(presence.rooms).toBeLessThanOrEqual(1_002);
     });
 
     it('keeps at most maxRooms rooms even when all are fresh', () => {
-      const presence = new LocalPresence(60_000, () => 0, 500);
+      const clock = new ManualClock(0); // time stands still: every room stays fresh
+      const presence = new LocalPresence(60_000, () => clock.now(), 500);
       for (let i = 0; i < 50_000; i += 1) presence.touch(`room-${i}`, `client-${i}`);
       expect(presence.rooms).toBeLessThanOrEqual(501);
     });
@@ -60,8 +62,8 @@ describe('LocalPresence', () => {
     });
 
     it('changes version when someone comes, renames, leaves or expires, and not otherwise', () => {
-      let now = 1_000;
-      const presence = new LocalPresence(100, () => now);
+      const clock = new ManualClock(1_000);
+      const presence = new LocalPresence(100, () => clock.now());
       presence.touch('main', 'tab-1', 'Ann');
       const one = presence.people('main').version;
       presence.touch('main', 'tab-1', 'Ann');
@@ -73,9 +75,9 @@ describe('LocalPresence', () => {
       expect(presence.people('main').version).not.toBe(two);
       presence.leave('main', 'tab-2');
       expect(presence.people('main').version).toBe(one);
-      now += 60;
+      clock.advance(60);
       presence.touch('main', 'tab-3', 'Cy');
-      now += 60; // Ann falls out of the window
+      clock.advance(60); // Ann falls out of the window
       expect(presence.people('main')).toEqual(peopleOf(['Cy'], 1));
     });
 

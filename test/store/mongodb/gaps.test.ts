@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type GapDoc, readAfter, readBefore, scan } from '../../../server/store/mongodb/gaps.ts';
+import { ManualClock } from '../../helpers/manual-clock.ts';
 
 interface Doc extends GapDoc {
   text?: string;
@@ -21,12 +22,12 @@ class Room {
   readonly hidden = new Set<number>();
   readonly claims: number[][] = [];
   reads = 0;
-  now = 1_000_000;
+  readonly time = new ManualClock(1_000_000);
 
   /** A message (or void) stamped `age` ms before now. First write of an id wins. */
   put(id: number, age = 0, kind: 'message' | 'void' = 'message'): boolean {
     if (this.docs.has(id)) return false;
-    const time = new Date(this.now - age);
+    const time = new Date(this.time.now() - age);
     this.docs.set(id, kind === 'void' ? { id, time, void: true } : { id, time, text: `m${id}` });
     return true;
   }
@@ -54,7 +55,7 @@ class Room {
 
   onClaim: ((ids: number[]) => void) | undefined;
 
-  readonly clock = { graceMs: GRACE, now: () => this.now };
+  readonly clock = { graceMs: GRACE, now: () => this.time.now() };
 
   #visible(): Doc[] {
     return [...this.docs.values()]
@@ -262,15 +263,15 @@ describe('any interleaving of writers and readers', () => {
           if (last) r.cursor = last.id;
         };
         for (const s of steps) {
-          if (s.kind === 'take') pending.push({ id: ++lastId, takenAt: room.now });
+          if (s.kind === 'take') pending.push({ id: ++lastId, takenAt: room.time.now() });
           if (s.kind === 'insert' && pending.length > 0) {
             const [w] = pending.splice(s.pick % pending.length, 1);
             // The writer stamps its message when it took the id.
-            const age = room.now - w!.takenAt;
+            const age = room.time.now() - w!.takenAt;
             if (room.put(w!.id, age)) acknowledged.add(w!.id);
           }
           if (s.kind === 'read') await read(readers[s.reader]!, s.limit);
-          if (s.kind === 'tick') room.now += s.ms;
+          if (s.kind === 'tick') room.time.advance(s.ms);
         }
         for (const r of readers) {
           const upToCursor = [...acknowledged].filter((id) => id <= r.cursor).sort((a, b) => a - b);
