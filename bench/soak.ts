@@ -31,11 +31,11 @@
  * sockets on the machine, far below `ulimit -n` (raised as far as allowed).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Message, RecvAnswer } from '../protocol/protocol.ts';
 import { readCli } from '../scripts/cli.ts';
+import { type ChatClient, chatClient, gauge } from '../test/helpers/http-client.ts';
 import { buildChat } from './lib/build.ts';
 import { chatSpec, type RunningServer, startServer } from './lib/servers.ts';
 
@@ -80,7 +80,8 @@ interface Client {
   received: number[];
   /** Ids that came out of order, twice, or after a gap. */
   faults: string[];
-  polling: ReturnType<typeof request> | undefined;
+  /** Aborts the poll in flight (leaving, as a closed tab). */
+  polling: AbortController | undefined;
   away: boolean;
   /**
    * Counts the visits: leaving ends one. A poll loop belongs to the visit that
@@ -95,73 +96,22 @@ interface Client {
   nextLeave: number;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 const rooms = Array.from({ length: ROOMS }, (_, i) => `soak-${i}`);
 const random = (min: number, max: number) => min + Math.random() * (max - min);
 
-function get<T>(port: number, path: string, onRequest?: (req: ReturnType<typeof request>) => void) {
-  return new Promise<{ status: number; body: T }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as T });
-        } catch (error) {
-          reject(error);
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    onRequest?.(req);
-    req.end();
-  });
-}
-
-function post<T>(port: number, path: string, payload: unknown) {
-  const body = JSON.stringify(payload);
-  return new Promise<{ status: number; body: T }>((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as T }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** The long-poll loop of one client's visit, until it leaves or the run ends. */
-async function poll(port: number, client: Client): Promise<void> {
+async function poll(http: ChatClient, client: Client): Promise<void> {
   const visit = client.visit;
   const current = () => client.visit === visit && !client.away && !client.stopped;
   while (current()) {
     try {
-      const { status, body } = await get<RecvAnswer>(
-        port,
+      client.polling = new AbortController();
+      const answer = await http.get(
         `/recv?room=${client.room}&since=${client.cursor}&client=${client.id}`,
-        (req) => {
-          client.polling = req;
-        },
+        client.polling.signal,
       );
+      const { status } = answer;
+      const body = answer.body as RecvAnswer;
       if (client.visit !== visit) break; // Answered after it left: the next visit polls anew.
       client.polling = undefined;
       if (status !== 200) {
@@ -186,29 +136,28 @@ async function poll(port: number, client: Client): Promise<void> {
 }
 
 /** Back from being away: polls again from its cursor (one poll loop per client, always). */
-function comeBack(port: number, client: Client): void {
+function comeBack(http: ChatClient, client: Client): void {
   clearTimeout(client.comeback);
   client.comeback = undefined;
   if (client.stopped || !client.away) return;
   client.away = false;
   client.nextLeave = Date.now() + random(5_000, 20_000);
-  void poll(port, client);
+  void poll(http, client);
 }
 
 /** Leaves (the poll aborted, as a closed tab) and comes back 1-10 s later with its cursor. */
-function leave(port: number, client: Client): void {
+function leave(http: ChatClient, client: Client): void {
   client.away = true;
   client.visit += 1;
-  client.polling?.destroy();
+  client.polling?.abort();
   client.polling = undefined;
-  client.comeback = setTimeout(() => comeBack(port, client), random(1_000, 10_000));
+  client.comeback = setTimeout(() => comeBack(http, client), random(1_000, 10_000));
   client.nextLeave = Number.POSITIVE_INFINITY;
 }
 
-async function metric(port: number, name: string): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  const text = await res.text();
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+/** A gauge of the chat's `/metrics`; NaN when absent. */
+async function metric(http: ChatClient, name: string): Promise<number> {
+  return (await gauge(http, name)) ?? Number.NaN;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -229,10 +178,15 @@ async function main(): Promise<void> {
     PRESENCE_CLIENTS_PER_ADDRESS: '0',
   };
   let server: RunningServer | undefined;
+  let http: ChatClient | undefined;
   const failures: string[] = [];
   try {
     server = await startServer(spec);
-    const { port } = server;
+    // One socket per client: no cap on connections.
+    const chat = chatClient(`http://127.0.0.1:${server.port}`, {
+      maxSockets: Number.POSITIVE_INFINITY,
+    });
+    http = chat;
     console.log(
       `soak: ${CLIENTS} clients in ${ROOMS} rooms, ${SENDS_PER_S} messages/s, ${DURATION_S} s (warm-up ${WARM_UP_S} s), open-file limit ${server.fileLimit}`,
     );
@@ -254,7 +208,7 @@ async function main(): Promise<void> {
       nextLeave: start + random(5_000, 20_000),
     }));
     for (const [i, client] of clients.entries()) {
-      setTimeout(() => void poll(port, client), (i / CLIENTS) * 2_000);
+      setTimeout(() => void poll(chat, client), (i / CLIENTS) * 2_000);
     }
 
     // The senders: 10 a second, each to a random room; the last acknowledged id per room.
@@ -265,11 +219,15 @@ async function main(): Promise<void> {
     function sendOne(): void {
       const room = rooms[Math.floor(Math.random() * ROOMS)]!;
       sending += 1;
-      post<{ message: Message }>(port, '/send', { room, nickname: 'soak', text: `m${sent}` })
+      chat
+        .post('/send', { room, nickname: 'soak', text: `m${sent}` })
         .then(
           ({ status, body }) => {
             if (status !== 200) sendErrors += 1;
-            else lastId.set(room, Math.max(lastId.get(room) ?? 0, body.message.id));
+            else {
+              const { id } = (body as { message: Message }).message;
+              lastId.set(room, Math.max(lastId.get(room) ?? 0, id));
+            }
           },
           () => {
             sendErrors += 1;
@@ -293,11 +251,11 @@ async function main(): Promise<void> {
       const now = Date.now();
       rss.push({ at: (now - start) / 1000, bytes: server!.rssBytes() });
       for (const client of clients) {
-        if (client.roams && !client.away && now >= client.nextLeave) leave(port, client);
+        if (client.roams && !client.away && now >= client.nextLeave) leave(chat, client);
       }
     }, 1_000);
     const progress = setInterval(async () => {
-      const waiting = await metric(port, 'chat_polls_waiting').catch(() => NaN);
+      const waiting = await metric(chat, 'chat_polls_waiting').catch(() => NaN);
       const last = rss[rss.length - 1];
       console.log(
         `  ${Math.round((Date.now() - start) / 1000)} s: sent ${sent}, waiting ${waiting}, away ${clients.filter((c) => c.away).length}, RSS ${last ? mb(last.bytes) : '?'}`,
@@ -328,7 +286,7 @@ async function main(): Promise<void> {
     // The end: everyone comes back and catches up with the last acknowledged message.
     for (const client of clients) {
       client.nextLeave = Number.POSITIVE_INFINITY;
-      comeBack(port, client);
+      comeBack(chat, client);
     }
     const settleBy = Date.now() + SETTLE_MS;
     while (sending > 0 && Date.now() < settleBy) {
@@ -341,16 +299,16 @@ async function main(): Promise<void> {
     const stillBehind = behind().length;
 
     // Then everyone leaves: the server must let go of every waiting poll.
-    const waitingBefore = await metric(port, 'chat_polls_waiting');
+    const waitingBefore = await metric(chat, 'chat_polls_waiting');
     for (const client of clients) {
       client.stopped = true;
-      client.polling?.destroy();
+      client.polling?.abort();
     }
     const leftBy = Date.now() + 10_000;
-    let waitingAfter = await metric(port, 'chat_polls_waiting');
+    let waitingAfter = await metric(chat, 'chat_polls_waiting');
     while (waitingAfter > 0 && Date.now() < leftBy) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      waitingAfter = await metric(port, 'chat_polls_waiting');
+      waitingAfter = await metric(chat, 'chat_polls_waiting');
     }
 
     // Every client started at 0 in an empty room: it must hold every id of
@@ -407,7 +365,7 @@ async function main(): Promise<void> {
     const faults = clients.flatMap((c) => c.faults.map((f) => `${c.id}: ${f}`));
     if (faults.length > 0) console.log(`  first faults: ${faults.slice(0, 5).join('; ')}`);
   } finally {
-    agent.destroy();
+    http?.close();
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
