@@ -48,8 +48,8 @@ export interface FerretDb {
   stop(): Promise<void>;
   /**
    * SIGSTOP: the process holds its port and connections but answers
-   * nothing. Resolves once the kernel shows it stopped (`/proc/PID/stat`
-   * state `T`): the signal is only queued when `kill` returns.
+   * nothing. Resolves once the kernel shows every thread of it stopped
+   * (each `/proc/PID/task/ID/stat`, state `T`): `kill` only queues the signal.
    */
   freeze(): Promise<void>;
   /** SIGCONT after `freeze`. */
