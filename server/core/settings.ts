@@ -352,6 +352,13 @@ export const settings = {
     max: 60_000,
     doc: 'how often a process reads the store for messages it was not told about (while the bus is down, or without a bus)',
   }),
+  deliveryBatchMs: int({
+    env: 'DELIVERY_BATCH_MS',
+    default: 10,
+    min: 0,
+    max: 1_000,
+    doc: "a busy room's waiting polls are answered at most this often, each answer with every message since (fewer answers per message); 0: every turn of the event loop",
+  }),
   presenceNotifyMs: int({
     env: 'PRESENCE_NOTIFY_MS',
     default: 3_000,

@@ -67,6 +67,7 @@ export type HubConfig = Pick<
   | 'maxRooms'
   | 'roomIdleMs'
   | 'typingWakeMs'
+  | 'deliveryBatchMs'
   | 'typingTtlMs'
   | 'typistsPerAddress'
   | 'presenceTagSecret'
@@ -144,6 +145,7 @@ export class Hub<R extends Reply> {
       trustRing: bus instanceof LocalBus,
       maxRooms: config.maxRooms,
       roomIdleMs: config.roomIdleMs,
+      batchMs: config.deliveryBatchMs,
       // The log keeps the rooms where polls wait; read when it drops rooms, after construction.
       isWatched: (room) => this.#waiters.isWatched(room),
       log,
@@ -280,6 +282,12 @@ export class Hub<R extends Reply> {
     if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {
+      // Messages of a busy room not yet told to its polls: this poll waits
+      // with them for the batch (`deliveryBatchMs`), and one answer carries
+      // all. A poll to be answered at once (`fresh`) is.
+      if (!fresh && this.messages.batching(room)) {
+        return this.#waiters.wait(reply, room, cursor, client, people);
+      }
       return new Promise((done, fail) => {
         this.#defer({ reply, room, cursor, client, people, fresh, started, done, fail });
       });

@@ -47,6 +47,11 @@ export interface MessageLogOptions {
   roomIdleMs: number;
   /** Whether waiting polls watch the room (a watched room is not dropped for idleness). */
   isWatched?: (room: string) => boolean;
+  /**
+   * A room's listeners are told at most this often, in milliseconds: what
+   * comes sooner after the last telling waits for the rest of it. @default 0
+   */
+  batchMs?: number;
   /** Messages kept per room for catch-ups without a store read. @default 256 */
   ringSize?: number;
   /** How long a message waits for a smaller id before the gap is read from the store. @default 200 */
@@ -77,6 +82,10 @@ interface Room {
   gapTimer: Timer | undefined;
   /** Ring index of the first message not yet handed to the listeners. */
   dirtyFrom: number | undefined;
+  /** When the listeners were last told of the room's messages. */
+  toldAt: number;
+  /** Set while the room's new messages wait for `batchMs` after `toldAt`. */
+  batchTimer: Timer | undefined;
   /** Last time a message came in or a catch-up looked (for idle expiry). */
   usedAt: number;
 }
@@ -90,6 +99,7 @@ export class MessageLog {
   readonly #reads: StoreReads;
   readonly #ringSize: number;
   readonly #gapWaitMs: number;
+  readonly #batchMs: number;
   readonly #gapGraceMs: number;
   readonly #maxRooms: number;
   readonly #roomIdleMs: number;
@@ -108,6 +118,7 @@ export class MessageLog {
     this.#trustRing = options.trustRing;
     this.#ringSize = options.ringSize ?? 256;
     this.#gapWaitMs = options.gapWaitMs ?? 200;
+    this.#batchMs = options.batchMs ?? 0;
     this.#gapGraceMs = options.reads.gapGraceMs;
     this.#maxRooms = options.maxRooms;
     this.#roomIdleMs = options.roomIdleMs;
@@ -150,6 +161,11 @@ export class MessageLog {
     if (since < first - 1) return undefined;
     const start = since - first + 1;
     return room.ring.slice(start, start + PAGE_SIZE);
+  }
+
+  /** Whether the room's latest messages wait for their batch (`batchMs`): they are not told yet. */
+  batching(roomName: string): boolean {
+    return this.#rooms.get(roomName)?.batchTimer !== undefined;
   }
 
   /** The latest id this process knows in the room, if it knows one. */
@@ -240,7 +256,10 @@ export class MessageLog {
   close(): void {
     this.#closed = true;
     this.#clock.clearInterval(this.#sweep);
-    for (const room of this.#rooms.values()) this.#clock.clearTimeout(room.gapTimer);
+    for (const room of this.#rooms.values()) {
+      this.#clock.clearTimeout(room.gapTimer);
+      this.#clock.clearTimeout(room.batchTimer);
+    }
     this.#rooms.clear();
     this.#newest = undefined;
   }
@@ -259,6 +278,8 @@ export class MessageLog {
       aheadSince: 0,
       gapTimer: undefined,
       dirtyFrom: undefined,
+      toldAt: Number.NEGATIVE_INFINITY,
+      batchTimer: undefined,
       usedAt: this.#clock.now(),
     };
     this.#rooms.set(name, room);
@@ -302,6 +323,8 @@ export class MessageLog {
     if (this.#newest === room) this.#newest = undefined;
     this.#clock.clearTimeout(room.gapTimer);
     room.gapTimer = undefined;
+    this.#clock.clearTimeout(room.batchTimer);
+    room.batchTimer = undefined;
     this.#rooms.delete(room.name);
     this.#dirty.delete(room);
   }
@@ -367,12 +390,27 @@ export class MessageLog {
     this.#clock.setImmediate(() => this.#flush());
   }
 
+  /** A room's batch is due: its messages go at the next flush, with whatever came meanwhile. */
+  #batchDue(room: Room): void {
+    room.batchTimer = undefined;
+    if (room.dirtyFrom !== undefined && this.#rooms.get(room.name) === room) {
+      this.#scheduleFlush(room);
+    }
+  }
+
   #flush(): void {
     this.#flushScheduled = false;
+    const now = this.#clock.now();
     for (const room of this.#dirty) {
       const from = room.dirtyFrom;
+      if (from === undefined || this.#closed || room.batchTimer !== undefined) continue;
+      const wait = room.toldAt + this.#batchMs - now;
+      if (wait > 0) {
+        room.batchTimer = this.#clock.setTimeout(() => this.#batchDue(room), wait);
+        continue;
+      }
+      room.toldAt = now;
       room.dirtyFrom = undefined;
-      if (from === undefined || this.#closed) continue;
       for (const listener of this.#listeners) {
         try {
           listener(room.name, room.ring, from);

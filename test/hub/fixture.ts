@@ -100,6 +100,7 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   typingWakeMs: defaults.typingWakeMs,
   typingTtlMs: defaults.typingTtlMs,
   typistsPerAddress: defaults.typistsPerAddress,
+  deliveryBatchMs: 0,
   presenceTagSecret: undefined,
   ...overrides,
 });

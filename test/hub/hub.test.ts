@@ -53,6 +53,32 @@ describe('Hub.poll', () => {
     });
   });
 
+  describe('in a busy room (deliveryBatchMs)', () => {
+    it('answers its polls at most every deliveryBatchMs, a catch-up with the batch', async () => {
+      const { clock, post, waiting, counts } = createTestHub({ deliveryBatchMs: 10 });
+      const first = await waiting(0);
+      await post('one');
+      await nextTurn();
+      // A quiet room: at the end of the turn.
+      expect(texts(first.answer.messages)).toEqual(['one']);
+      const atHead = await waiting(1);
+      await post('two');
+      await nextTurn();
+      expect(atHead.answered).toBe(false);
+      // A poll behind the log while the batch waits waits for it, not a catch-up of its own.
+      const behind = await waiting(0);
+      expect(behind.answered).toBe(false);
+      await post('three');
+      await nextTurn();
+      await clock.advanceAsync(9);
+      expect([atHead.answered, behind.answered]).toEqual([false, false]);
+      await clock.advanceAsync(1);
+      expect(texts(atHead.answer.messages)).toEqual(['two', 'three']);
+      expect(texts(behind.answer.messages)).toEqual(['one', 'two', 'three']);
+      expect(counts.delivered).toBe(1 + 2 + 3);
+    });
+  });
+
   describe('when a message is posted while polls wait', () => {
     it('answers each poll with what came after its own cursor, in one answer per turn', async () => {
       const { hub, post, waiting, counts } = createTestHub();

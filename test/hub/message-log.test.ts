@@ -25,12 +25,14 @@ type LogOptions = Partial<Omit<MessageLogOptions, 'reads' | 'clock'>> & {
   store?: MessageStore;
   /** The log's time (a `ManualClock`'s `now`); its timers stay the process's. */
   now?: () => number;
+  /** The log's time and its timers. */
+  clock?: ManualClock;
 };
 
-function createLog({ store = new MemoryStore(), now, ...options }: LogOptions = {}) {
+function createLog({ store = new MemoryStore(), now, clock, ...options }: LogOptions = {}) {
   log = new MessageLog({
     reads: new StoreReads(store, { timeoutMs: 1_000 }),
-    clock: now ? { ...systemClock, now } : systemClock,
+    clock: clock ?? (now ? { ...systemClock, now } : systemClock),
     trustRing: true,
     maxRooms: 100,
     roomIdleMs: 60_000,
@@ -88,6 +90,51 @@ describe('MessageLog', () => {
       log.accept(message(1));
       await flushed();
       expect(advances).toEqual([{ room: 'main', ids: [1, 2] }]);
+    });
+  });
+
+  describe('batchMs', () => {
+    it('tells a busy room at most every batchMs, with all that came since, and a quiet one at once', async () => {
+      const clock = new ManualClock();
+      const { log, advances, flushed } = createLog({ batchMs: 10, clock });
+      log.accept(message(1));
+      await flushed();
+      expect(advances).toEqual([{ room: 'main', ids: [1] }]);
+      await clock.advanceAsync(4);
+      log.accept(message(2));
+      await flushed();
+      log.accept(message(3));
+      await flushed();
+      expect(log.batching('main')).toBe(true);
+      // Another room does not wait for this one's batch.
+      log.accept(message(1, 'dev'));
+      await flushed();
+      expect(advances.at(-1)).toEqual({ room: 'dev', ids: [1] });
+      await clock.advanceAsync(5);
+      expect(advances).toHaveLength(2);
+      await clock.advanceAsync(1);
+      expect(advances.at(-1)).toEqual({ room: 'main', ids: [2, 3] });
+      expect(log.batching('main')).toBe(false);
+      // Quiet for batchMs since its last telling: at the end of the turn again.
+      await clock.advanceAsync(10);
+      log.accept(message(4));
+      await flushed();
+      expect(advances.at(-1)).toEqual({ room: 'main', ids: [4] });
+    });
+
+    it('drops a waiting batch with its room', async () => {
+      const clock = new ManualClock();
+      const { log, advances, flushed } = createLog({ batchMs: 10, clock });
+      log.accept(message(1));
+      await flushed();
+      const timers = clock.pending;
+      log.accept(message(2));
+      await flushed();
+      expect(clock.pending).toBe(timers + 1);
+      log.reset('main', 0);
+      expect(clock.pending).toBe(timers);
+      await clock.advanceAsync(10);
+      expect(advances).toEqual([{ room: 'main', ids: [1] }]);
     });
   });
 
