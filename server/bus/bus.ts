@@ -45,6 +45,16 @@ export interface Bus {
    * watch looks for them in the store (docs/design.md, "The seams").
    */
   readonly live: boolean;
+  /**
+   * Whether, while live, the bus loses a message only with the process that
+   * stored it (one that dies between its commit and its publish): an
+   * in-order channel that carries every other message. Then the hub trusts
+   * its message log's "nothing after your cursor", and the store watch,
+   * which looks every `STORE_POLL_MS` for such a bus whether it is live or
+   * not, finds the lost one. A bus that may drop a live process's message
+   * (Redis, across a reconnect) is not: each poll at the head asks the store.
+   */
+  readonly reliable: boolean;
   /** Sends a stored message to the other processes. Never throws. */
   publish(message: Message): void;
   /** Called with every message another process publishes (never with this process's own). */
@@ -76,6 +86,8 @@ export class LocalBus implements Bus {
   readonly kind = 'local';
   /** No bus: another process writing to the same database is found by the store watch alone. */
   readonly live = false;
+  /** Nobody to lose a message from: the store watch finds other processes' writes. */
+  readonly reliable = true;
   publish(_message: Message): void {}
   onMessage(_handler: BusHandler): void {}
   publishEvent(_event: BusEvent): void {}

@@ -5,8 +5,10 @@
  * never hears its own messages back.
  *
  * A message sent while the channel is down (the primary gone, the worker
- * starting or stopping) is lost; the receiving hubs do not trust an empty
- * ring when the bus is not local, so the next poll reads the store instead.
+ * starting or stopping) is lost, as is one whose worker dies between its
+ * commit and its publish. The other workers' store watches look every
+ * `STORE_POLL_MS` whatever this bus says (`reliable`), and find it; their
+ * logs trust their rings, so a poll at the head costs no store read.
  */
 import type { Message } from '../store/store.ts';
 import {
@@ -23,6 +25,8 @@ export type WorkerChannel = IpcEndpoint & NodeJS.EventEmitter;
 
 export class ClusterBus implements Bus {
   readonly kind = 'cluster';
+  /** IPC through the primary keeps every message of a live worker, in order (`Bus.reliable`). */
+  readonly reliable: boolean = true;
   readonly #handlers: BusHandler[] = [];
   readonly #eventHandlers: BusEventHandler[] = [];
   readonly #onIpc = (raw: unknown): void => {

@@ -57,6 +57,8 @@ interface Envelope {
 
 export class RedisBus implements Bus {
   readonly kind = 'redis';
+  /** Pub/sub drops what is published while a subscriber reconnects (`Bus.reliable`). */
+  readonly reliable = false;
   /** This process's id on the channel. */
   readonly origin = randomUUID();
   readonly #handlers: BusHandler[] = [];

@@ -31,7 +31,7 @@
  * its tests move its time by hand (test/helpers/manual-clock.ts).
  */
 import type { Message } from '../../protocol/protocol.ts';
-import { type Bus, type BusEvent, LocalBus } from '../bus/bus.ts';
+import type { Bus, BusEvent } from '../bus/bus.ts';
 import type { Config } from '../core/config.ts';
 import { raceDeadline } from '../core/deadline.ts';
 import type { Log } from '../core/log.ts';
@@ -139,10 +139,12 @@ export class Hub<R extends Reply> {
     this.#reads = reads;
     this.messages = new MessageLog({
       reads,
-      // One process: every message passes through this log, or reaches it
-      // through the store watch within `storePollMs`. With a bus, a message the
-      // bus drops must not leave a poll waiting: each poll asks the store.
-      trustRing: bus instanceof LocalBus,
+      // Every message passes through this log, or reaches it through the
+      // store watch within `storePollMs`: one process, or cluster workers,
+      // whose IPC loses only a dead worker's last message. With a bus that
+      // may drop a live process's message (Redis), a message it drops must
+      // not leave a poll waiting: each poll asks the store (`Bus.reliable`).
+      trustRing: bus.reliable,
       maxRooms: config.maxRooms,
       roomIdleMs: config.roomIdleMs,
       batchMs: config.deliveryBatchMs,
@@ -187,7 +189,8 @@ export class Hub<R extends Reply> {
     this.watch = new StoreWatch({
       reads,
       messages: this.messages,
-      busLive: () => bus.live,
+      // A reliable bus is looked past too: it may lose a dead process's message.
+      busLive: () => bus.live && !bus.reliable,
       watched: () => waiters.watched(),
       intervalMs: config.storePollMs,
       log,

@@ -10,8 +10,10 @@
  * live, the watch asks the store for the head of each room where polls wait,
  * and reads what the log lacks; the log then answers those polls. One more
  * look follows the bus's return, for what was published while it was away.
+ * A reliable bus (the cluster's IPC, `Bus.reliable`) is looked past always:
+ * it loses only the message of a worker that died before it published it.
  *
- * Cost: nothing while the bus is live; otherwise one cheap query a second
+ * Cost: nothing while Redis is live; otherwise one cheap query a second
  * when polls wait (SQLite skips it unless another connection committed).
  */
 import type { Log } from '../core/log.ts';
@@ -22,7 +24,7 @@ import type { StoreReads } from './store-reads.ts';
 export interface StoreWatchOptions {
   reads: StoreReads;
   messages: MessageLog;
-  /** Whether the bus now carries every other process's messages here (`Bus.live`). */
+  /** Whether the bus now carries every other process's messages here: no look is needed. */
   busLive: () => boolean;
   /** Rooms where polls wait, each with the smallest cursor waiting there. */
   watched: () => Iterable<{ room: string; floor: number | undefined }>;

@@ -3,8 +3,10 @@
  * clock is a `ManualClock`, so a 25 s poll timeout takes no time.
  */
 
+import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_NICKNAME } from '../../protocol/protocol.ts';
+import { ClusterBus } from '../../server/bus/cluster-bus.ts';
 import { LEAVE_DELAY_MS } from '../../server/hub/waiters.ts';
 import { createOutageState } from '../../server/metrics/outage.ts';
 import { servePresence } from '../../server/presence/cluster-presence.ts';
@@ -367,6 +369,53 @@ describe('Hub.poll', () => {
       expect(hub.closed).toBe(true);
       expect(await hub.poll('main', 1, undefined, new TestReply())).toBe('closed');
     });
+  });
+});
+
+/** A store that counts the reads after a cursor. */
+class CountingStore extends MemoryStore {
+  reads = 0;
+  override after(room: string, since: number, limit: number): Promise<Message[]> {
+    this.reads += 1;
+    return super.after(room, since, limit);
+  }
+}
+
+/** A cluster worker's IPC channel whose primary relays nothing: the other worker died before it published. */
+const silentPrimary = () =>
+  Object.assign(new EventEmitter(), { connected: true, send: () => true });
+
+/** The cluster bus, as if it lost live processes' messages (as Redis may). */
+class LossyBus extends ClusterBus {
+  override readonly reliable = false;
+}
+
+describe('Hub on a bus', () => {
+  it("that is reliable (the cluster's IPC), answers a poll at the head from its log, and finds a dead writer's message with the store watch", async () => {
+    const store = new CountingStore();
+    const clock = new ManualClock();
+    const bus = new ClusterBus(silentPrimary());
+    const { post, waiting } = createTestHub({ storePollMs: 1_000 }, { store, clock, bus });
+    const first = await post('one');
+    await nextTurn();
+    const reads = store.reads;
+    const reply = await waiting(first.id);
+    expect(store.reads).toBe(reads);
+    // Another worker stores a message and dies before it publishes it.
+    await store.append({ room: 'main', nickname: 'n', text: 'lost' });
+    await clock.advanceAsync(1_000);
+    expect(texts((await answered(reply)).answer.messages)).toEqual(['lost']);
+  });
+
+  it("that may lose a live process's message, asks the store for every poll at the head", async () => {
+    const store = new CountingStore();
+    const bus = new LossyBus(silentPrimary());
+    const { post, waiting } = createTestHub({}, { store, bus });
+    const first = await post('one');
+    await nextTurn();
+    const reads = store.reads;
+    await waiting(first.id);
+    expect(store.reads).toBe(reads + 1);
   });
 });
 

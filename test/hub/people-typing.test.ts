@@ -35,6 +35,7 @@ async function join(
 class FakeBus implements Bus {
   readonly kind = 'redis';
   readonly live = true;
+  readonly reliable = false;
   readonly events: BusEvent[] = [];
   #onMessage: BusHandler = () => {};
   #onEvent: BusEventHandler = () => {};
