@@ -48,21 +48,37 @@ const OPEN_BUSY_MS = 5_000;
 /** How far past a call's own deadline its wait for the lock may end (`#setBusy`). */
 const BUSY_SLACK_MS = 20;
 
+/** An append's first pause for the write lock, and its longest (`retryWhileBusy`). */
+const APPEND_FIRST_PAUSE_MS = 0.05;
+const APPEND_MAX_PAUSE_MS = 2;
+
 /** Something to `Atomics.wait` on: a synchronous sleep, in the store's own thread. */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Runs `step`, and again after a short pause while it fails with
- * `SQLITE_BUSY`, for up to `OPEN_BUSY_MS`. SQLite skips the busy handler
- * where waiting could deadlock, and says so ("The presence of a busy handler
- * does not guarantee that it will be invoked when there is lock contention",
- * sqlite3_busy_handler): two processes switching a new file to WAL at once
- * both read it first, so one of them gets `SQLITE_BUSY` at once, whatever
- * `busy_timeout` says (`test/store/sqlite-open.test.ts` reproduces it).
+ * `SQLITE_BUSY`, until `deadline` (a `Date.now()` time), the pauses doubling
+ * from `firstPauseMs` to `maxPauseMs`. Two uses:
+ * - Opening, for up to `OPEN_BUSY_MS`. SQLite skips the busy handler where
+ *   waiting could deadlock, and says so ("The presence of a busy handler
+ *   does not guarantee that it will be invoked when there is lock
+ *   contention", sqlite3_busy_handler): two processes switching a new file
+ *   to WAL at once both read it first, so one of them gets `SQLITE_BUSY` at
+ *   once, whatever `busy_timeout` says (`test/store/sqlite-open.test.ts`
+ *   reproduces it).
+ * - An append's wait for the write lock (`append`), in steps far shorter
+ *   than SQLite's own busy handler, whose first sleep is a whole
+ *   millisecond and whose next ones grow to 100: another process's commit
+ *   (a cluster worker on the same file) frees the lock within a fraction of
+ *   that, and each sleep past it is latency for the sender.
  */
-function retryWhileBusy<T>(step: () => T): T {
-  const deadline = Date.now() + OPEN_BUSY_MS;
-  for (let pauseMs = 2; ; pauseMs = Math.min(pauseMs * 2, 100)) {
+function retryWhileBusy<T>(
+  step: () => T,
+  deadline = Date.now() + OPEN_BUSY_MS,
+  firstPauseMs = 2,
+  maxPauseMs = 100,
+): T {
+  for (let pauseMs = firstPauseMs; ; pauseMs = Math.min(pauseMs * 2, maxPauseMs)) {
     try {
       return step();
     } catch (error) {
@@ -191,8 +207,14 @@ export class SqliteFile {
    * transaction that was still waiting.
    */
   append(inputs: NewMessage[], deadline: number): AppendResult[] {
-    this.#setBusy(Math.max(1, deadline - Date.now()));
-    return this.#append.immediate(inputs, deadline);
+    // SQLite's busy handler off: the wait for the lock is `retryWhileBusy`'s.
+    this.#setBusy(0);
+    return retryWhileBusy(
+      () => this.#append.immediate(inputs, deadline),
+      deadline,
+      APPEND_FIRST_PAUSE_MS,
+      APPEND_MAX_PAUSE_MS,
+    );
   }
 
   after(room: string, since: number, limit: number): Message[] {
