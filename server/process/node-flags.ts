@@ -11,8 +11,9 @@
  * at 10,000 waiting polls that was about a third of the chat's memory per
  * poll. The trade-off: a smaller young generation is collected more often,
  * and objects that live a little longer get promoted to the old
- * generation; docs/design.md, "Memory per waiting poll", says what that
- * costs per delivery.
+ * generation, and a burst of thousands of answers is scavenged several
+ * times on its way out; docs/design.md, "Memory per waiting poll", says
+ * what that costs.
  */
 export const nodeFlags: readonly string[] = Object.freeze(['--max-semi-space-size=4']);
 
