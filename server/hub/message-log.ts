@@ -393,6 +393,8 @@ export class MessageLog {
   /** A room's batch is due: its messages go at the next flush, with whatever came meanwhile. */
   #batchDue(room: Room): void {
     room.batchTimer = undefined;
+    // Its wait is over whatever the wall clock says now.
+    room.toldAt = Number.NEGATIVE_INFINITY;
     if (room.dirtyFrom !== undefined && this.#rooms.get(room.name) === room) {
       this.#scheduleFlush(room);
     }
@@ -404,7 +406,8 @@ export class MessageLog {
     for (const room of this.#dirty) {
       const from = room.dirtyFrom;
       if (from === undefined || this.#closed || room.batchTimer !== undefined) continue;
-      const wait = room.toldAt + this.#batchMs - now;
+      // Never longer than the batch: a wall clock set back must not hold the room.
+      const wait = Math.min(room.toldAt + this.#batchMs - now, this.#batchMs);
       if (wait > 0) {
         room.batchTimer = this.#clock.setTimeout(() => this.#batchDue(room), wait);
         continue;

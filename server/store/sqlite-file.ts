@@ -82,7 +82,8 @@ function retryWhileBusy<T>(
     try {
       return step();
     } catch (error) {
-      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      const code = (error as { code?: unknown }).code;
+      const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
       if (!busy || Date.now() + pauseMs > deadline) throw error;
       // Two processes that collided pause for different times, so the next try does not collide.
       Atomics.wait(PAUSE, 0, 0, pauseMs * (0.5 + Math.random()));

@@ -80,6 +80,15 @@ export class ManualClock implements Clock {
     this.#now = until;
   }
 
+  /**
+   * The wall clock set back by `ms` (an NTP step): `now()` jumps back, and
+   * the timers, which run on a monotonic clock, keep their delays.
+   */
+  setBack(ms: number): void {
+    this.#now -= ms;
+    for (const item of this.#scheduled) item.at -= ms;
+  }
+
   /** Runs the earliest timer due by `until`, moving time to it; false when none is. */
   #runNext(until: number): boolean {
     let next: Scheduled | undefined;

@@ -122,6 +122,18 @@ describe('MessageLog', () => {
       expect(advances.at(-1)).toEqual({ room: 'main', ids: [4] });
     });
 
+    it('waits no longer than batchMs when the clock is set back', async () => {
+      const clock = new ManualClock();
+      const { log, advances, flushed } = createLog({ batchMs: 10, clock });
+      log.accept(message(1));
+      await flushed();
+      clock.setBack(3_600_000);
+      log.accept(message(2));
+      await flushed();
+      await clock.advanceAsync(10);
+      expect(advances.at(-1)).toEqual({ room: 'main', ids: [2] });
+    });
+
     it('drops a waiting batch with its room', async () => {
       const clock = new ManualClock();
       const { log, advances, flushed } = createLog({ batchMs: 10, clock });
