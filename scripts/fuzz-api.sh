@@ -21,6 +21,9 @@ cache="${LPC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/long-poll-chat}"
 venv="$cache/schemathesis-$SCHEMATHESIS_VERSION"
 if [ ! -x "$venv/bin/schemathesis" ]; then
   echo "==> installing schemathesis $SCHEMATHESIS_VERSION into $venv"
+  # What is there without it (an install cut short, a link to a folder
+  # since gone) is started again: venv refuses a path that exists.
+  rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION"
 fi

@@ -131,6 +131,7 @@ describe('loadConfig', () => {
       HEALTH_WRITE_WINDOW_MS: '5000',
       SQLITE_MAX_MB: '64',
       SQLITE_WAIT_MS: '0',
+      DELIVERY_BATCH_MS: '0',
     });
     expect(config).toMatchObject({
       maxRooms: 500,
@@ -153,6 +154,7 @@ describe('loadConfig', () => {
       healthWriteWindowMs: 5_000,
       sqliteMaxMb: 64,
       sqliteWaitMs: 0,
+      deliveryBatchMs: 0,
     });
     expect(loadConfig({ METRICS: 'on' }).metrics).toBe(true);
   });
@@ -187,6 +189,7 @@ describe('loadConfig', () => {
       ['HISTORY_BURST', '0'],
       ['FORWARDED_FOR_MAX_BYTES', '10'],
       ['SQLITE_WAIT_MS', '51'],
+      ['DELIVERY_BATCH_MS', '1001'],
     ];
     for (const [name, value] of cases) {
       it(`reports ${name}=${value}`, () => {
