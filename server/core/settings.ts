@@ -516,10 +516,10 @@ export const settings = {
   }),
   sqliteWaitMs: int({
     env: 'SQLITE_WAIT_MS',
-    default: 1,
+    default: 0,
     min: 0,
     max: 50,
-    doc: 'how long the event loop may wait, at the end of a turn, for the SQLite writes it made, so that they are acknowledged in that turn; none is waited for after a wait ran out, nor after a write that ran longer than this in the worker; `0` never waits',
+    doc: 'how long the event loop may wait, at the end of a turn, for the SQLite writes it made, so that they are acknowledged in that turn; none is waited for after a wait ran out, nor after a write that ran longer than this in the worker; `0` (the default, since the delivery batch does the batching) never waits',
   }),
   sqliteMaxMb: zeroIsOff(
     int({

@@ -24,7 +24,9 @@
  * store listens to Node's own `http.server.request.start` diagnostics
  * channel, so nothing outside the store knows of it) and as each append
  * comes in, and at the end of a turn that made a quick append the loop waits at most `waitMs`
- * (`SQLITE_WAIT_MS`) for the rest (`Atomics.wait`).
+ * (`SQLITE_WAIT_MS`) for the rest (`Atomics.wait`). The wait is off by
+ * default: the hub's delivery batch makes answers full without it, and a
+ * loop blocked on the worker serves nobody meanwhile.
  *
  * Writes are not quick while that wait ran out with appends unanswered (a
  * lock held elsewhere, a frozen file system) or when the last one ran longer
@@ -58,7 +60,7 @@ export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous
   timeoutMs?: number;
   /**
    * How long the event loop may wait for a write while writes are quick, in
-   * milliseconds (`SQLITE_WAIT_MS`); 0 never waits. @default 1
+   * milliseconds (`SQLITE_WAIT_MS`); 0 never waits. @default 0
    */
   waitMs?: number;
 }
@@ -89,7 +91,7 @@ export class SqliteStore implements MessageStore {
   /** `file` is a path, or `:memory:`. Nothing is opened before `init()`. */
   constructor(file: string, options: SqliteStoreOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? 2_000;
-    this.#waitMs = options.waitMs ?? 1;
+    this.#waitMs = options.waitMs ?? 0;
     const synchronous = options.synchronous ?? 'FULL';
     this.#writer = new SqliteThread(file, { synchronous, maxMb: options.maxMb });
     this.#reader =
