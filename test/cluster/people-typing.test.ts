@@ -4,6 +4,7 @@
  * Each test puts one person's polls on one process and the other's on the
  * other, and waits on the long polls' own answers.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { serviceUrl } from '../helpers/env.ts';
@@ -180,16 +181,19 @@ describeWith(
     let database: SharedDatabase;
     let clientA: ChatClient;
     let clientB: ChatClient;
+    let redis: Redis;
+    const prefix = uniquePrefix();
 
     beforeAll(async () => {
       database = await createSharedDatabase();
+      redis = new Redis(redisUrl!);
       const shared = {
         ...env,
         // Nothing here may wait for the notice: what is checked comes sooner.
         PRESENCE_NOTIFY_MS: '60000',
         DATABASE_URL: database.url,
         REDIS_URL: redisUrl!,
-        REDIS_PREFIX: uniquePrefix(),
+        REDIS_PREFIX: prefix,
       };
       const [a, b] = await Promise.all([
         startServerProcess({ env: shared }),
@@ -211,6 +215,7 @@ describeWith(
     afterAll(async () => {
       clientA?.close();
       clientB?.close();
+      await redis?.quit();
       await stopAllServerProcesses();
       await database?.drop();
     });
@@ -245,6 +250,12 @@ describeWith(
         `room=${room}&since=0&client=client-ann-${room}&nickname=Ann&people=${first.people?.version}`,
       );
       await untilWaiting(clientA, before + 1);
+      // A sends its clients to Redis in batches (shared-presence.ts): B can
+      // list Ann only once her batch has landed there.
+      await until(
+        async () => (await redis.zscore(`${prefix}:online:${room}`, `client-ann-${room}`)) !== null,
+        "Ann's presence to reach Redis",
+      );
       const renamedAt = Date.now();
       const own = await clientB.recv(
         `room=${room}&since=0&client=client-bob-${room}&nickname=Robert`,
