@@ -359,6 +359,15 @@ export const settings = {
     max: 1_000,
     doc: "a busy room's waiting polls are answered at most this often, each answer with every message since (fewer answers per message); 0: every turn of the event loop",
   }),
+  pollParkQuietMs: zeroIsOff(
+    int({
+      env: 'POLL_PARK_QUIET_MS',
+      default: 1_000,
+      min: 0,
+      max: 3_600_000,
+      doc: "a poll that starts to wait in a room whose polls were last answered with messages this long ago (or never) gives its connection's HTTP parser back to Node while it waits, and gets one again with its next request: less memory per waiting poll, a little more CPU per answer, so a busy room's polls keep theirs; `0` turns it off",
+    }),
+  ),
   presenceNotifyMs: int({
     env: 'PRESENCE_NOTIFY_MS',
     default: 3_000,

@@ -68,6 +68,7 @@ export type HubConfig = Pick<
   | 'roomIdleMs'
   | 'typingWakeMs'
   | 'deliveryBatchMs'
+  | 'pollParkQuietMs'
   | 'typingTtlMs'
   | 'typistsPerAddress'
   | 'presenceTagSecret'
@@ -282,14 +283,14 @@ export class Hub<R extends Reply> {
         this.#options.replies.addressOf(reply),
       ) ||
         this.#touchRenamed);
-    if (cursor === undefined) return this.#waiters.wait(reply, room, cursor, client, people);
+    if (cursor === undefined) return this.#wait(reply, room, cursor, client, people);
     const found = this.messages.catchUp(room, cursor);
     if (found !== undefined && found.length > 0) {
       // Messages of a busy room not yet told to its polls: this poll waits
       // with them for the batch (`deliveryBatchMs`), and one answer carries
       // all. A poll to be answered at once (`fresh`) is.
       if (!fresh && this.messages.batching(room)) {
-        return this.#waiters.wait(reply, room, cursor, client, people);
+        return this.#wait(reply, room, cursor, client, people);
       }
       return new Promise((done, fail) => {
         this.#defer({ reply, room, cursor, client, people, fresh, started, done, fail });
@@ -475,7 +476,33 @@ export class Hub<R extends Reply> {
       }
       return this.#answer(reply, room, [], cursor, people, 'presence', started);
     }
-    return this.#waiters.wait(reply, room, cursor, client, people);
+    return this.#wait(reply, room, cursor, client, people);
+  }
+
+  /**
+   * The poll waits (or is refused). In a quiet room (`MessageLog.quiet`,
+   * for `pollParkQuietMs`) it is likely to wait long, so the transport is
+   * told it may park it (server/net/parking.ts); a busy room's polls are
+   * answered soon, and parking them would cost more than it saves.
+   */
+  #wait(
+    reply: R,
+    room: string,
+    cursor: number | undefined,
+    client: string | undefined,
+    people: number | undefined,
+  ): Refusal | undefined {
+    const refused = this.#waiters.wait(reply, room, cursor, client, people);
+    const quietMs = this.#options.config.pollParkQuietMs;
+    if (
+      refused === undefined &&
+      quietMs !== undefined &&
+      !reply.writableEnded &&
+      this.messages.quiet(room, quietMs)
+    ) {
+      this.#options.replies.park?.(reply);
+    }
+    return refused;
   }
 
   /** What the store says after `cursor`; undefined when it failed (the poll then waits). */

@@ -86,6 +86,10 @@ interface Room {
   toldAt: number;
   /** Set while the room's new messages wait for `batchMs` after `toldAt`. */
   batchTimer: Timer | undefined;
+  /** When the listeners were last told (not reset when a batch falls due, unlike `toldAt`). */
+  deliveredAt: number;
+  /** The time between the last two tellings (Infinity: fewer than two). */
+  deliveryGap: number;
   /** Last time a message came in or a catch-up looked (for idle expiry). */
   usedAt: number;
 }
@@ -161,6 +165,18 @@ export class MessageLog {
     if (since < first - 1) return undefined;
     const start = since - first + 1;
     return room.ring.slice(start, start + PAGE_SIZE);
+  }
+
+  /**
+   * Whether the room is quiet: its polls were last told of new messages
+   * `ms` ago or more, or the time between its last two tellings was that
+   * long (a poll that comes right after a message, in a room with a message
+   * a minute, is about to wait a minute). A room this log does not know is.
+   */
+  quiet(roomName: string, ms: number): boolean {
+    const room = this.#rooms.get(roomName);
+    if (!room) return true;
+    return this.#clock.now() - room.deliveredAt >= ms || room.deliveryGap >= ms;
   }
 
   /** Whether the room's latest messages wait for their batch (`batchMs`): they are not told yet. */
@@ -280,6 +296,8 @@ export class MessageLog {
       dirtyFrom: undefined,
       toldAt: Number.NEGATIVE_INFINITY,
       batchTimer: undefined,
+      deliveredAt: Number.NEGATIVE_INFINITY,
+      deliveryGap: Number.POSITIVE_INFINITY,
       usedAt: this.#clock.now(),
     };
     this.#rooms.set(name, room);
@@ -413,6 +431,9 @@ export class MessageLog {
         continue;
       }
       room.toldAt = now;
+      // A wall clock set back makes it 0: busy, the safe side.
+      room.deliveryGap = Math.max(0, now - room.deliveredAt);
+      room.deliveredAt = now;
       room.dirtyFrom = undefined;
       for (const listener of this.#listeners) {
         try {

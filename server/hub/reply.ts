@@ -29,4 +29,10 @@ export interface Replies<R extends Reply> {
   addressOf(reply: R): string;
   /** The share of waiting polls of a poll served without its client id (`client-share.ts`). */
   shareOf?(reply: R): string | undefined;
+  /**
+   * The poll waits in a quiet room, so it is likely to wait long: the
+   * transport may let go of what it holds per request meanwhile
+   * (server/net/parking.ts). Its answer comes through `send` as any other.
+   */
+  park?(reply: R): void;
 }

@@ -35,6 +35,8 @@ export class TestReply extends EventEmitter implements Reply {
   json: string | undefined;
   /** Answered as the server shut down (the transport closes the connection). */
   last = false;
+  /** The hub told the transport it may park this poll (`Replies.park`). */
+  parked = false;
 
   constructor(readonly address = '192.0.2.1') {
     super();
@@ -101,6 +103,7 @@ export const hubConfig = (overrides: Partial<HubConfig> = {}): HubConfig => ({
   typingTtlMs: defaults.typingTtlMs,
   typistsPerAddress: defaults.typistsPerAddress,
   deliveryBatchMs: 0,
+  pollParkQuietMs: undefined,
   presenceTagSecret: undefined,
   ...overrides,
 });
@@ -122,6 +125,9 @@ export function createTestHub(overrides: Partial<HubConfig> = {}, parts: TestHub
     addressOf(reply) {
       counts.addressReads += 1;
       return reply.address;
+    },
+    park(reply) {
+      reply.parked = true;
     },
   };
   const tracked = parts.storeState

@@ -81,6 +81,42 @@ describe('Hub.poll', () => {
     });
   });
 
+  describe('in a quiet room (pollParkQuietMs)', () => {
+    it('lets the transport park the polls that wait, and not those of a busy room', async () => {
+      const { clock, post, waiting } = createTestHub({ pollParkQuietMs: 1_000 });
+      // A room never answered with a message is quiet.
+      const first = await waiting(0);
+      expect(first.parked).toBe(true);
+      await post('one');
+      await nextTurn();
+      expect(first.answered).toBe(true);
+      // Its first message after a quiet while: the room is still quiet, and
+      // a poll that comes right after it is about to wait long.
+      const after = await waiting(1);
+      expect(after.parked).toBe(true);
+      await clock.advanceAsync(10);
+      await post('two');
+      await nextTurn();
+      expect(after.answered).toBe(true);
+      // Two messages 10 ms apart: busy, its polls are answered soon and keep what they hold.
+      expect((await waiting(2)).parked).toBe(false);
+      await clock.advanceAsync(999);
+      expect((await waiting(2)).parked).toBe(false);
+      await clock.advanceAsync(1);
+      expect((await waiting(2)).parked).toBe(true);
+      // A poll answered at once (behind the log) is not parked.
+      const behind = await waiting(0);
+      await nextTurn();
+      expect([behind.answered, behind.parked]).toEqual([true, false]);
+    });
+
+    it('parks nothing when it is off', async () => {
+      const { waiting } = createTestHub({ pollParkQuietMs: undefined });
+      expect((await waiting(0)).parked).toBe(false);
+      expect((await waiting(undefined, 'other')).parked).toBe(false);
+    });
+  });
+
   describe('when a message is posted while polls wait', () => {
     it('answers each poll with what came after its own cursor, in one answer per turn', async () => {
       const { hub, post, waiting, counts } = createTestHub();
