@@ -36,12 +36,16 @@ function send(res: ServerResponse, body: Body, last: boolean): boolean {
   return true;
 }
 
-/** The hub's `Replies` for Node's responses. */
-export function pollReplies(addressOf: AddressOf): Replies<ServerResponse> {
+/** The hub's `Replies` for Node's responses; `park` from server/net/parking.ts. */
+export function pollReplies(
+  addressOf: AddressOf,
+  park?: (res: ServerResponse) => void,
+): Replies<ServerResponse> {
   return {
     send,
     addressOf: (res) => addressOf(res.req),
     shareOf: (res) => uncountedShare(res.req),
+    ...(park && { park }),
   };
 }
 

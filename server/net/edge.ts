@@ -8,7 +8,7 @@
  * (connection-limit.ts), and JSON answers to what Node's HTTP layer refuses
  * (client-error.ts).
  */
-import type { RequestListener, Server } from 'node:http';
+import type { RequestListener, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import { type AddressOf, compileTrust } from '../core/client-address.ts';
@@ -18,7 +18,8 @@ import { answerClientErrors } from './client-error.ts';
 import { connectionCap, limitConnections } from './connection-limit.ts';
 import { checkHost, HOST_CHECK_SERVER_OPTIONS } from './host-check.ts';
 import { createNetMetrics } from './net-metrics.ts';
-import { guardPipelining } from './pipelining.ts';
+import { createParking } from './parking.ts';
+import { guardPipelining, refuseParked } from './pipelining.ts';
 
 export interface EdgeOptions {
   log: Log;
@@ -35,6 +36,10 @@ export interface Edge {
   attach(server: Server): void;
   /** A poll served uncounted by the presence cap (`chat_presence_uncounted_total`). */
   uncounted(): void;
+  /** A poll in a quiet room: its connection waits without a parser (parking.ts). */
+  park(res: ServerResponse): void;
+  /** Closes the parked connections that wait for no answer (Node's `closeIdleConnections` does not see them). */
+  closeIdleParked(): void;
 }
 
 /** Behind a proxy, Node must keep an idle connection longer than the proxy does (nginx: 60 s). */
@@ -44,9 +49,16 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
   const { log } = options;
   const maxTotal = connectionCap(config.maxConnections);
   let limits: ReturnType<typeof limitConnections> | undefined;
+  const parking = createParking({
+    onPipelined(poll, socket) {
+      metrics.pipelinedRefused.inc();
+      refuseParked(poll, socket);
+    },
+  });
   const metrics = createNetMetrics(options.registry, {
     open: () => limits?.open ?? 0,
     max: maxTotal,
+    parked: () => parking.parked,
   });
   if (config.trustProxy !== false && config.keepAliveTimeoutMs <= PROXY_KEEP_ALIVE_MS) {
     log(
@@ -77,8 +89,12 @@ export function createEdge(config: Readonly<Config>, options: EdgeOptions): Edge
       });
       answerClientErrors(server, metrics);
       server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      // Off with POLL_PARK_QUIET_MS=0: every connection then has Node's set-up as it comes.
+      if (config.pollParkQuietMs !== undefined) parking.adopt(server, config.headersTimeoutMs);
     },
     uncounted: () => metrics.presenceUncounted.inc(),
+    park: (res) => parking.park(res),
+    closeIdleParked: () => parking.closeIdle(),
   };
 }
 

@@ -21,6 +21,8 @@ export interface NetGauges {
   open: () => number;
   /** Most it may hold (`MAX_CONNECTIONS`, or the descriptor limit less a reserve). */
   max: number;
+  /** Connections parked now: a waiting poll's, or idle after one, without a parser (parking.ts). */
+  parked?: () => number;
 }
 
 export function createNetMetrics(registry: Registry | undefined, gauges: NetGauges): NetMetrics {
@@ -31,6 +33,14 @@ export function createNetMetrics(registry: Registry | undefined, gauges: NetGaug
     registers,
     collect() {
       this.set(gauges.open());
+    },
+  });
+  new Gauge({
+    name: 'chat_connections_parked',
+    help: "Connections held without Node's HTTP parser: a poll waiting in a quiet room (POLL_PARK_QUIET_MS), or idle after its answer.",
+    registers,
+    collect() {
+      this.set(gauges.parked?.() ?? 0);
     },
   });
   new Gauge({

@@ -34,6 +34,7 @@ import type { Socket } from 'node:net';
 import { httpError } from '../core/errors.ts';
 import { writeError } from '../http/answer.ts';
 import { isPoll } from '../http/hot-path.ts';
+import { writeRawError } from './raw-answer.ts';
 
 export interface PipeliningOptions {
   maxPipelined: number;
@@ -129,6 +130,19 @@ function refuse(connection: Connection, res: ServerResponse): void {
   writeError(res, refusal);
   // Answered now, so the refusal queued behind it goes out now too.
   if (connection.poll) writeError(connection.poll, refusal);
+}
+
+/**
+ * Bytes came behind a poll whose connection is parked (parking.ts: it has
+ * no parser to dispatch them): the same refusal as `refuse`, the poll's
+ * answer first, then the request's, and the connection closes.
+ */
+export function refuseParked(poll: ServerResponse, socket: Socket): void {
+  const connection = connections.get(socket);
+  if (connection) connection.closing = true;
+  const refusal = httpError('pipelining_refused');
+  writeError(poll, refusal);
+  writeRawError(socket, refusal);
 }
 
 type ParserCallback = (...args: unknown[]) => unknown;

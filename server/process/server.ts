@@ -121,12 +121,17 @@ export async function startChat(
   retention.start();
   const telemetry = parts.telemetry ?? ops.telemetry;
   const addressOf = clientAddress(config.trustProxy, config.forwardedForMaxBytes);
+  const edge = createEdge(config, {
+    log,
+    registry: ops.metrics.registry,
+    addressOf,
+  });
   const hub = new Hub<ServerResponse>({
     config,
     store,
     bus,
     presence,
-    replies: pollReplies(addressOf),
+    replies: pollReplies(addressOf, edge.park),
     log,
     clock: parts.clock,
   });
@@ -170,11 +175,6 @@ export async function startChat(
   // while a body dripped byte by byte is, with 408. Node checks these clocks
   // every `connectionsCheckingInterval` (30 s by default, which let slow
   // headers live 89 s): check every second or so.
-  const edge = createEdge(config, {
-    log,
-    registry: ops.metrics.registry,
-    addressOf,
-  });
   const server = createServer(
     {
       ...edge.serverOptions,
@@ -214,8 +214,12 @@ export async function startChat(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       hub.shutdown();
       server.closeIdleConnections();
+      edge.closeIdleParked();
       // Sockets busy with a short request finish it; give them a moment, then cut.
-      const cut = setTimeout(() => server.closeAllConnections(), 2_000);
+      const cut = setTimeout(() => {
+        server.closeAllConnections();
+        edge.closeIdleParked();
+      }, 2_000);
       await closed;
       clearTimeout(cut);
       hub.close();
