@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../server/core/config.ts';
 import { startTestChat, type TestChat } from '../helpers/chat.ts';
+import { type ChatClient, chatClient, gauge, untilGauge } from '../helpers/http-client.ts';
 import {
   errorCode,
   openSocket,
@@ -19,9 +20,13 @@ import {
 import { until } from '../helpers/wait.ts';
 
 let chat: TestChat | undefined;
+/** Reads `/metrics` on connections of its own. */
+let metrics: ChatClient | undefined;
 const sockets: Socket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
+  metrics?.close();
+  metrics = undefined;
   await chat?.close();
   chat = undefined;
 });
@@ -50,15 +55,14 @@ async function connection(port: number) {
   };
 }
 
-async function metric(running: TestChat, name: string): Promise<number> {
-  const text = await (await running.get('/metrics')).text();
-  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-}
-
-const parkedNow = (running: TestChat) => metric(running, 'chat_connections_parked');
+const metric = async (name: string) => (await gauge(metrics!, name)) ?? Number.NaN;
+const parkedNow = () => metric('chat_connections_parked');
+const untilParked = (count: number) =>
+  untilGauge(metrics!, 'chat_connections_parked', (parked) => parked === count);
 
 async function start(overrides: Partial<Config> = {}): Promise<TestChat> {
   chat = await startTestChat({ pollTimeoutMs: 20_000, ...overrides });
+  metrics = chatClient(chat.url);
   return chat;
 }
 
@@ -72,7 +76,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     const running = await start();
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=q&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     await sendText(running, 'q', 'one');
     const [answer] = await client.untilAnswers(1, 'the poll to be answered');
     expect(answer!.status).toBe(200);
@@ -83,7 +87,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     // One message after a quiet while: the room is still quiet, the next poll parks too.
     client.socket.write(get('/recv?room=q&since=1'));
     await until(async () => running.hub.waiting === 1, 'the second poll to wait');
-    await until(async () => (await parkedNow(running)) === 1, 'the second poll to be parked');
+    await untilParked(1);
     await sendText(running, 'q', 'two');
     const answers = await client.untilAnswers(3, 'the second poll to be answered');
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
@@ -97,7 +101,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     const running = await start();
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=p&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     const body = JSON.stringify({ text: 'behind the poll' });
     client.socket.write(
       'POST /send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
@@ -115,17 +119,17 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     };
     expect(history.messages).toEqual([]);
     expect(running.hub.waiting).toBe(0);
-    expect(await metric(running, 'chat_pipelined_refused_total')).toBe(1);
+    expect(await metric('chat_pipelined_refused_total')).toBe(1);
   });
 
   it('is let go when its client leaves', async () => {
     const running = await start();
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=l&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     client.socket.destroy();
     await until(async () => running.hub.waiting === 0, 'the hub to let the poll go');
-    await until(async () => (await parkedNow(running)) === 0, 'the connection to be let go');
+    await untilParked(0);
   });
 
   it('idles after its answer until the keep-alive timeout, not cut as a request whose headers are late', async () => {
@@ -138,7 +142,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     });
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=k&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     await sendText(running, 'k', 'one');
     await client.untilAnswers(1, 'the poll to be answered');
     const answeredAt = performance.now();
@@ -147,14 +151,14 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     // Closed by the keep-alive timeout (Node adds up to a second of its own), with no 408 written.
     expect(idleMs).toBeGreaterThan(1_400);
     expect(client.answers().map((a) => a.status)).toEqual([200]);
-    await until(async () => (await parkedNow(running)) === 0, 'the connection to be let go');
+    await untilParked(0);
   });
 
   it('closes at shutdown when idle after its answer, without waiting for the keep-alive timeout', async () => {
     const running = await start({ keepAliveTimeoutMs: 120_000, shutdownDrainMs: 0 });
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=s&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     await sendText(running, 's', 'one');
     await client.untilAnswers(1, 'the poll to be answered');
     const started = performance.now();
@@ -168,7 +172,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     const running = await start({ shutdownDrainMs: 0 });
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=d&since=0'));
-    await until(async () => (await parkedNow(running)) === 1, 'the poll to be parked');
+    await untilParked(1);
     await running.close();
     chat = undefined;
     await client.closed;
@@ -180,11 +184,11 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
   it('holds a new connection without a parser until it speaks, then serves it', async () => {
     const running = await start();
     const client = await connection(portOf(running.url));
-    await until(async () => (await parkedNow(running)) === 1, 'the new connection to be parked');
+    await untilParked(1);
     client.socket.write(get('/time'));
     const [answer] = await client.untilAnswers(1, '/time');
     expect(answer!.status).toBe(200);
-    expect(await parkedNow(running)).toBe(0);
+    expect(await parkedNow()).toBe(0);
   });
 
   it('answers a new connection that says nothing with 408 at the headers timeout', async () => {
@@ -195,7 +199,7 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     expect(performance.now() - opened).toBeGreaterThan(250);
     const [answer] = client.answers();
     expect([answer?.status, errorCode(answer)]).toEqual([408, 'request_timeout']);
-    expect(await metric(running, 'chat_http_client_errors_total{code="request_timeout"}')).toBe(1);
+    expect(await metric('chat_http_client_errors_total{code="request_timeout"}')).toBe(1);
   });
 
   it('parks nothing when POLL_PARK_QUIET_MS is 0', async () => {
@@ -203,9 +207,9 @@ describe('a poll waiting in a quiet room (POLL_PARK_QUIET_MS)', () => {
     const client = await connection(portOf(running.url));
     client.socket.write(get('/recv?room=o&since=0'));
     await until(async () => running.hub.waiting === 1, 'the poll to wait');
-    expect(await parkedNow(running)).toBe(0);
+    expect(await parkedNow()).toBe(0);
     // Nor a new connection.
     await connection(portOf(running.url));
-    expect(await parkedNow(running)).toBe(0);
+    expect(await parkedNow()).toBe(0);
   });
 });
