@@ -365,7 +365,7 @@ export const settings = {
       default: 1_000,
       min: 0,
       max: 3_600_000,
-      doc: "a poll that starts to wait in a room whose polls were last answered with messages this long ago (or never) gives its connection's HTTP parser back to Node while it waits, and gets one again with its next request: less memory per waiting poll, a little more CPU per answer, so a busy room's polls keep theirs; `0` turns it off",
+      doc: "a poll that starts to wait in a quiet room (its last message this long ago or more, or its last two messages this far apart) gives its connection's HTTP parser back to Node while it waits, and gets one again with its next request; so does a new connection until its first bytes: less memory per waiting poll, a little more CPU per answer, so a busy room's polls keep theirs; `0` turns it off",
     }),
   ),
   presenceNotifyMs: int({

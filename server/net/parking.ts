@@ -33,7 +33,7 @@
  * been quiet for a while (`POLL_PARK_QUIET_MS`), whose polls wait long.
  *
  * This leans on Node's internals: the names of the listeners Node's server
- * puts on each socket (the same in Node 20 to 26). Parking checks they are
+ * puts on each socket (the same in Node 22, 24 and 26, which the suite runs on). Parking checks they are
  * all there before it touches a socket, and leaves the socket as it is
  * (parser and all) when they are not.
  */
