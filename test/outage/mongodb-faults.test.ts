@@ -25,6 +25,7 @@ import { type FerretDb, ferretdbNeed, startFerretDb } from '../helpers/ferretdb.
 import { describeWith } from '../helpers/needs.ts';
 import { type ServerProcess, startServerProcess } from '../helpers/processes.ts';
 import { until } from '../helpers/wait.ts';
+import { type CapturedLog, captureLog } from '../ops/log-capture.ts';
 
 const room = 'main';
 /** Room for a loaded machine on top of STORE_TIMEOUT_MS. */
@@ -194,6 +195,13 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
     const dbName = 'chat_restart';
     let chat: TestChat;
     const sent: Sent[] = [];
+    // What the chat logged: an answer other than the one expected says why.
+    const logged: CapturedLog = captureLog('warn');
+    const errorsLogged = () =>
+      logged.lines
+        .filter((line) => line.level === 'error')
+        .map((line) => JSON.stringify(line).slice(0, 2_000))
+        .join('\n');
 
     const send = async (key: string, text: string) => {
       const res = await chat.post('/send', { key, text, nickname: 'Ann', room });
@@ -204,7 +212,10 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
 
     beforeAll(async () => {
       const store = new MongoStore(new MongoClient(ferret.url, chatClientOptions()), { dbName });
-      chat = await startTestChat({ pollTimeoutMs: 1_000, storeTimeoutMs: 2_000 }, { store });
+      chat = await startTestChat(
+        { pollTimeoutMs: 1_000, storeTimeoutMs: 2_000 },
+        { store, log: logged.log },
+      );
     });
 
     afterAll(async () => {
@@ -221,7 +232,7 @@ describeWith(ferretdbNeed(), 'MongoDB store under faults (a FerretDB of its own)
         const res = await send(`during-${i}`, `during ${i}`);
         expect(performance.now() - started).toBeLessThan(2_000 + MARGIN_MS);
         const answer = await res.text();
-        expect(res.status, `frozen ${i}: ${answer}`).toBe(503);
+        expect(res.status, `stopped ${i}: ${answer}\n${errorsLogged()}`).toBe(503);
         expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
       }
       const health = await chat.get('/health');
