@@ -78,6 +78,19 @@ export type SqliteReply =
     }
   | { id: number; error: { name: string; message: string; code: string | undefined } };
 
+/** A call's failure as it crosses to the caller: its name, message and SQLite code. */
+export function failed(id: number, error: unknown): SqliteReply {
+  const { name, message, code } = error as { name?: unknown; message?: unknown; code?: unknown };
+  return {
+    id,
+    error: {
+      name: String(name ?? 'Error'),
+      message: String(message ?? error),
+      code: typeof code === 'string' ? code : undefined,
+    },
+  };
+}
+
 /** An error thrown in the worker, rebuilt on this side with its SQLite code. */
 export class SqliteWorkerError extends Error {
   constructor(

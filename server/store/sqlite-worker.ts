@@ -15,7 +15,12 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { DeadlineError, isUnavailable, SqliteFile } from './sqlite-file.ts';
-import type { SqliteReply, SqliteRequest, SqliteWorkerData } from './sqlite-thread.ts';
+import {
+  failed,
+  type SqliteReply,
+  type SqliteRequest,
+  type SqliteWorkerData,
+} from './sqlite-thread.ts';
 import type { AppendResult } from './store.ts';
 
 /** Sends per transaction, at most. */
@@ -121,18 +126,6 @@ function answer(request: SqliteRequest): SqliteReply {
   } catch (error) {
     return failed(id, error);
   }
-}
-
-function failed(id: number, error: unknown): SqliteReply {
-  const { name, message, code } = error as { name?: unknown; message?: unknown; code?: unknown };
-  return {
-    id,
-    error: {
-      name: String(name ?? 'Error'),
-      message: String(message ?? error),
-      code: typeof code === 'string' ? code : undefined,
-    },
-  };
 }
 
 function expired(): DeadlineError {
