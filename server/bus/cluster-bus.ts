@@ -2,7 +2,9 @@
  * The bus between node:cluster workers on one machine, with no Redis: each
  * worker sends its stored messages to the primary over IPC, and the primary
  * (`server/process/cluster.ts`) relays each one to every other worker. So a worker
- * never hears its own messages back.
+ * never hears its own messages back. On SQLite the primary commits every
+ * worker's writes and relays each message as it commits it
+ * (server/store/cluster-writer.ts), so then a worker publishes nothing.
  *
  * A message sent while the channel is down (the primary gone, the worker
  * starting or stopping) is lost, as is one whose worker dies between its
@@ -32,12 +34,23 @@ export class ClusterBus implements Bus {
   readonly #onIpc = (raw: unknown): void => {
     if (!isChatIpc(raw)) return;
     if (raw.lpchat === 'message') for (const handler of this.#handlers) handler(raw.message);
-    else if (raw.lpchat === 'event' && isBusEvent(raw.event)) {
+    else if (raw.lpchat === 'messages') {
+      for (const message of raw.messages) for (const handler of this.#handlers) handler(message);
+    } else if (raw.lpchat === 'event' && isBusEvent(raw.event)) {
       for (const handler of this.#eventHandlers) handler(raw.event);
     }
   };
 
-  constructor(private readonly channel: WorkerChannel = process) {
+  /**
+   * `storeRelays`: the store's writes go through the primary, which sends
+   * every message it commits to the other workers itself (the cluster's
+   * SQLite writer, server/store/cluster-writer.ts): `publish` has nothing
+   * left to do.
+   */
+  constructor(
+    private readonly channel: WorkerChannel = process,
+    private readonly storeRelays = false,
+  ) {
     channel.on('message', this.#onIpc);
   }
 
@@ -47,6 +60,7 @@ export class ClusterBus implements Bus {
   }
 
   publish(message: Message): void {
+    if (this.storeRelays) return;
     sendIpc(this.channel, { lpchat: 'message', message });
   }
 

@@ -4,6 +4,10 @@
  * (Node's own `NODE_CLUSTER` traffic, a user's) is left alone.
  *
  * - `message`: a stored chat message, worker → primary → every other worker.
+ * - `sqlite` / `sqlite-replies`: a worker's SQLite writes, run by the
+ *   primary's one writer, and their answers (server/store/cluster-writer.ts).
+ * - `messages`: what that writer committed for one worker, primary → every
+ *   other worker, in commit order: the relay of `message` for SQLite.
  * - `presence` / `presence-counts`: a worker's batch of who polled and who
  *   left, and the primary's answer with the counts of the rooms it asked for.
  *   Each room's count comes with its first nicknames (server/presence/people.ts).
@@ -12,6 +16,7 @@
  * - `shutdown`: the primary asks a worker to stop gracefully.
  */
 import type { ChatListening } from '../process/listening.ts';
+import type { WriterCall, WriterReplies } from '../store/cluster-writer.ts';
 import type { Message } from '../store/store.ts';
 import type { BusEvent } from './bus.ts';
 
@@ -33,6 +38,9 @@ export interface PresenceBatch {
 
 export type ChatIpc =
   | { lpchat: 'message'; message: Message }
+  | { lpchat: 'messages'; messages: Message[] }
+  | WriterCall
+  | WriterReplies
   | ({ lpchat: 'presence'; seq: number } & PresenceBatch)
   | { lpchat: 'presence-counts'; seq: number; counts: Array<[string, number, string[]]> }
   | { lpchat: 'event'; event: BusEvent }

@@ -6,7 +6,9 @@
  * 1. Relay. Without Redis, a worker's stored message comes here over IPC and
  *    goes to every other worker (`ClusterBus`), and presence is kept here
  *    (`servePresence`). With Redis the workers talk through Redis instead
- *    and this relay stays idle.
+ *    and this relay stays idle. On a SQLite file the workers' writes are
+ *    committed here, by one writer thread for all of them, and the relay is
+ *    part of the commit (`ClusterWriters`, server/store/cluster-writer.ts).
  * 2. Restart. A connection the primary was handing to a worker that dies is
  *    closed (`handoffs.ts`): none waits on a dead worker. A worker that dies is forked again after a delay that doubles
  *    with each death in a row (250 ms, 500 ms, … up to 30 s). A worker that
@@ -27,6 +29,7 @@
  * primary's own parent, if it has an IPC channel.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { setTimeout as delay } from 'node:timers/promises';
 import { isChatIpc, sendIpc } from '../bus/cluster-ipc.ts';
 import { type Config, defaults } from '../core/config.ts';
 import type { Log } from '../core/log.ts';
@@ -35,6 +38,7 @@ import { clientsPerAddress } from '../presence/address-cap.ts';
 import { servePresence } from '../presence/cluster-presence.ts';
 import { LocalPresence } from '../presence/presence.ts';
 import { newTagSecret } from '../presence/tag.ts';
+import { ClusterWriters } from '../store/cluster-writer.ts';
 import { closeHandoffsOnDeath } from './handoffs.ts';
 import { type ChatListening, isChatListening } from './listening.ts';
 import { withNodeFlags } from './node-flags.ts';
@@ -61,6 +65,8 @@ export const defaultRestartPolicy: Readonly<RestartPolicy> = Object.freeze({
 });
 
 const ECHO_MS = 1_000;
+/** How long the primary's SQLite writer may take to close at the end. */
+const WRITER_CLOSE_MS = 6_000;
 
 interface Slot {
   index: number;
@@ -141,6 +147,7 @@ export function runPrimary(
     givenUp: false,
   }));
   const slotOf = new Map<Worker, Slot>();
+  const writers = new ClusterWriters();
   let stopping = false;
   let stopAt = 0;
   /** Each slot's worker that has said it listens, until every one has: then `onListening`, once. */
@@ -174,7 +181,9 @@ export function runPrimary(
       return;
     }
     if (!isChatIpc(raw)) return;
-    if (raw.lpchat === 'message' || raw.lpchat === 'event') {
+    if (raw.lpchat === 'sqlite') {
+      writers.serve(from, raw);
+    } else if (raw.lpchat === 'message' || raw.lpchat === 'event') {
       for (const slot of slots) {
         if (slot.worker && slot.worker !== from) sendIpc(slot.worker, raw);
       }
@@ -187,6 +196,7 @@ export function runPrimary(
   function onExit(worker: Worker, code: number | null, signal: string | null): void {
     const slot = slotOf.get(worker);
     slotOf.delete(worker);
+    writers.forget(worker);
     if (!slot || slot.worker !== worker) return;
     slot.worker = undefined;
     listening?.delete(slot);
@@ -254,7 +264,10 @@ export function runPrimary(
     cluster.off('exit', onExit);
     process.off('SIGTERM', onSigterm);
     process.off('SIGINT', onSigint);
-    finish({ code, why });
+    // The writer's file is closed (checkpointed) before the caller exits,
+    // unless its disk keeps it from closing.
+    const closed = Promise.race([writers.close(), delay(WRITER_CLOSE_MS)]);
+    closed.finally(() => finish({ code, why }));
   }
 
   // The workers hold the polls: they run under the chat's Node flags even

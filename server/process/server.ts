@@ -44,7 +44,7 @@ import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
 import { SteadyCount } from '../presence/steady-count.ts';
-import { openStore } from '../store/open-store.ts';
+import { openStore, sqlitePath } from '../store/open-store.ts';
 import { Retention } from '../store/retention.ts';
 import type { MessageStore } from '../store/store.ts';
 import {
@@ -88,12 +88,13 @@ export async function startChat(
     windowMs: config.healthWriteWindowMs,
     timers: parts.clock,
   });
-  const opened = parts.store ?? (await openStore(config.databaseUrl, config));
+  const clusterWriter = parts.store ? undefined : clusterWriterFor(config);
+  const opened = parts.store ?? (await openStore(config.databaseUrl, { ...config, clusterWriter }));
   await opened.init();
   const backends =
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
-      : await openBackends(config, log);
+      : await openBackends(config, log, clusterWriter?.relay === true);
   const { bus } = backends;
   const presence = new SteadyCount(backends.presence, {
     burst: config.presenceChangeBurst,
@@ -250,8 +251,26 @@ interface Backends {
   close(): Promise<void>;
 }
 
-/** The bus and the presence that the config asks for (the table above). */
-async function openBackends(config: Readonly<Config>, log: Log): Promise<Backends> {
+/**
+ * A cluster worker on a SQLite file writes through the primary's one writer
+ * (server/store/cluster-writer.ts); without Redis, that writer relays.
+ */
+function clusterWriterFor(config: Readonly<Config>): { relay: boolean } | undefined {
+  const { databaseUrl } = config;
+  if (!cluster.isWorker || !databaseUrl.startsWith('sqlite:')) return undefined;
+  if (sqlitePath(databaseUrl) === ':memory:') return undefined;
+  return { relay: config.redisUrl === undefined };
+}
+
+/**
+ * The bus and the presence that the config asks for (the table above).
+ * `storeRelays`: the primary relays the messages the store commits.
+ */
+async function openBackends(
+  config: Readonly<Config>,
+  log: Log,
+  storeRelays: boolean,
+): Promise<Backends> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
   if (config.redisUrl !== undefined) {
     const redis = await openRedis(config.redisUrl, log, config.redisTimeoutMs);
@@ -283,7 +302,7 @@ async function openBackends(config: Readonly<Config>, log: Log): Promise<Backend
   }
   if (cluster.isWorker) {
     return {
-      bus: new ClusterBus(),
+      bus: new ClusterBus(process, storeRelays),
       presence: createClusterPresence({ windowMs, staleMs: config.presenceStaleMs, log }),
       close: async () => {},
     };

@@ -7,6 +7,7 @@
  * SQLite never loads (or needs) their drivers.
  */
 import type { Config } from '../core/config.ts';
+import { ClusterWriter } from './cluster-writer.ts';
 import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
@@ -14,13 +15,21 @@ import type { MessageStore } from './store.ts';
 /** The settings a store takes from the chat's configuration (server/core/config.ts). */
 export type OpenStoreOptions = Partial<
   Pick<Config, 'storeTimeoutMs' | 'sqliteMaxMb' | 'sqliteWaitMs'>
->;
+> & {
+  /**
+   * A cluster worker's: SQLite writes go to the primary's one writer
+   * (`cluster-writer.ts`), which relays what it commits to the other
+   * workers when `relay` (their bus is the cluster's IPC).
+   */
+  clusterWriter?: { relay: boolean };
+};
 
 export async function openStore(
   databaseUrl: string,
   options: OpenStoreOptions = {},
 ): Promise<MessageStore> {
   const scheme = databaseUrl.slice(0, databaseUrl.indexOf(':'));
+  const { clusterWriter } = options;
   switch (scheme) {
     case 'memory':
       return new MemoryStore();
@@ -29,6 +38,9 @@ export async function openStore(
         timeoutMs: options.storeTimeoutMs,
         maxMb: options.sqliteMaxMb,
         waitMs: options.sqliteWaitMs,
+        writer: clusterWriter
+          ? (file, writerOptions) => new ClusterWriter(file, writerOptions, clusterWriter.relay)
+          : undefined,
       });
     case 'mysql': {
       const { MysqlStore, createMysqlPool } = await import('./mysql-store.ts');

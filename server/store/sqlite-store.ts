@@ -7,7 +7,9 @@
  * used only from worker threads (`sqlite-thread.ts`): one writer, and one
  * reader that keeps serving catch-ups and history while the writer waits
  * for the lock (WAL lets readers run beside a writer). `:memory:` has one
- * thread for both, as a second connection would open another database.
+ * thread for both, as a second connection would open another database. In
+ * a cluster worker the writer is the primary's, one for every worker
+ * (`cluster-writer.ts`), and only the reader is this store's own.
  *
  * Each append goes to the writer at once, as a request of its own. The
  * writer commits group by group (`sqlite-worker.ts`): the appends that came
@@ -45,7 +47,12 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { isUnavailable, type SqliteFileOptions } from './sqlite-file.ts';
-import { SqliteThread, SqliteWorkerError } from './sqlite-thread.ts';
+import {
+  type SqliteCall,
+  type SqliteResults,
+  SqliteThread,
+  SqliteWorkerError,
+} from './sqlite-thread.ts';
 import {
   type AppendResult,
   type Message,
@@ -55,6 +62,24 @@ import {
   StoreUnavailableError,
 } from './store.ts';
 
+/**
+ * What the store asks of its writer: a `SqliteThread` of its own, or, in a
+ * cluster worker, the primary's one writer for every worker
+ * (`cluster-writer.ts`).
+ */
+export interface SqliteWriter {
+  request<C extends SqliteCall>(
+    call: C,
+    deadline: number,
+    settleBy?: boolean,
+  ): Promise<SqliteResults[C['op']]>;
+  takeReplies(): void;
+  awaitReplies(waitMs: number): boolean;
+  readonly lastRunMs: number;
+  opened(): Promise<void>;
+  close(): Promise<void>;
+}
+
 export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous' | 'maxMb'> {
   /** How long a call may take, in milliseconds (`STORE_TIMEOUT_MS`). @default 2000 */
   timeoutMs?: number;
@@ -63,12 +88,20 @@ export interface SqliteStoreOptions extends Pick<SqliteFileOptions, 'synchronous
    * milliseconds (`SQLITE_WAIT_MS`); 0 never waits. @default 0
    */
   waitMs?: number;
+  /**
+   * The writer, when it is not a thread of this store's own: the cluster's,
+   * shared with the other workers. Its connection commits their writes too,
+   * so `othersWrote` asks this store's reader instead.
+   */
+  writer?: (file: string, options: SqliteFileOptions) => SqliteWriter;
 }
 
 export class SqliteStore implements MessageStore {
   readonly kind = 'sqlite';
-  readonly #writer: SqliteThread;
-  readonly #reader: SqliteThread;
+  readonly #writer: SqliteWriter;
+  readonly #reader: SqliteWriter;
+  /** The connection whose `data_version` tells others' commits: the writer, unless it is shared. */
+  readonly #versions: SqliteWriter;
   readonly #timeoutMs: number;
   readonly #waitMs: number;
   /** Appends not yet answered. */
@@ -93,9 +126,14 @@ export class SqliteStore implements MessageStore {
     this.#timeoutMs = options.timeoutMs ?? 2_000;
     this.#waitMs = options.waitMs ?? 0;
     const synchronous = options.synchronous ?? 'FULL';
-    this.#writer = new SqliteThread(file, { synchronous, maxMb: options.maxMb });
+    const writerOptions = { synchronous, maxMb: options.maxMb };
+    const shared = options.writer !== undefined && file !== ':memory:';
+    this.#writer = shared
+      ? options.writer!(file, writerOptions)
+      : new SqliteThread(file, writerOptions);
     this.#reader =
       file === ':memory:' ? this.#writer : new SqliteThread(file, { synchronous, readOnly: true });
+    this.#versions = shared ? this.#reader : this.#writer;
   }
 
   async init(): Promise<void> {
@@ -157,12 +195,14 @@ export class SqliteStore implements MessageStore {
    * when another connection (another process on the same file) commits, and
    * not for this store's own writes, which reach the message log directly:
    * an unchanged value means nothing to look for. Any doubt (a busy or
-   * stuck writer) answers yes.
+   * stuck writer) answers yes. With the cluster's shared writer the reader
+   * is asked, for whom every commit is another connection's, this process's
+   * own too: the store watch then looks whenever anyone wrote.
    */
   async othersWrote(): Promise<boolean> {
     try {
       const version = await this.#call(() =>
-        this.#writer.request({ op: 'dataVersion' }, this.#deadline(), true),
+        this.#versions.request({ op: 'dataVersion' }, this.#deadline(), true),
       );
       const changed = version !== this.#dataVersion;
       this.#dataVersion = version;
@@ -205,7 +245,7 @@ export class SqliteStore implements MessageStore {
     });
   }
 
-  #read<C extends Parameters<SqliteThread['request']>[0]>(call: C) {
+  #read<C extends SqliteCall>(call: C) {
     if (this.#closed) return Promise.reject(closedError());
     return this.#call(() => this.#reader.request(call, this.#deadline(), true));
   }
