@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3] [--messages=2000] [--top=25] [--interval=500] [--db=disk|tmpfs] [--build=DIR]`
+ * `npx tsx bench/profile-sustained.ts [chat|bare|both] [--rounds=2] [--warmups=3] [--messages=2000] [--top=25] [--interval=500] [--db=disk|tmpfs] [--build=DIR] [--workers=N]`
  * (after `npm run build`): runs a server under `node --cpu-prof`, drives T6's
  * workload at it (100 subscribers re-polling with their cursor, 4 senders
  * each waiting for its acknowledgement), then reads the profile and prints
@@ -41,6 +41,7 @@ import {
   renderBreakdown,
 } from './lib/cpu-profile.ts';
 import { LoadGenerator } from './lib/load.ts';
+import { processTree } from './lib/proc.ts';
 import { type DbPlace, dbPlace, describeScratch, makeScratch } from './lib/scratch.ts';
 import { bareHttpSpec, chatSpec, type ServerSpec, startServer } from './lib/servers.ts';
 import { sustained, sustainedSummary, warmUp } from './scenarios/polls.ts';
@@ -59,6 +60,7 @@ Profiles T6's workload (100 re-polling subscribers, 4 senders) in the server.
   --interval=µs    V8's sampling interval (default 500)
   --db=disk|tmpfs  the SQLite file on the disk of data/ (default) or in /dev/shm
   --build=DIR      the built checkout to profile (default this one)
+  --workers=N      the chat in cluster mode: a profile of the primary and of each worker
   -h, --help       this help`,
   options: {
     rounds: { type: 'string' },
@@ -68,6 +70,7 @@ Profiles T6's workload (100 re-polling subscribers, 4 senders) in the server.
     interval: { type: 'string' },
     db: { type: 'string' },
     build: { type: 'string' },
+    workers: { type: 'string' },
   },
   positionals: { max: 1 },
 } as const;
@@ -83,6 +86,8 @@ const shape = {
   messages: cli.integer('messages', 2_000, { min: 1 }),
 };
 const top = cli.integer('top', 25, { min: 1 });
+const workers = cli.integer('workers', 1, { min: 1 });
+if (workers > 1 && which !== 'chat') usageError(usage, '--workers profiles the chat alone');
 // V8 samples every 1000 µs by default; finer gives more samples for the same run.
 const intervalUs = cli.integer('interval', 500, { min: 1 });
 
@@ -122,6 +127,7 @@ async function profileOne(base: ServerSpec, gen: LoadGenerator): Promise<Profile
   const server = await startServer(spec);
   const rows: SustainedRow[] = [];
   let window: { from: number; to: number };
+  let pids = [server.pid];
   try {
     console.log(
       `profiling ${spec.label} (pid ${server.pid}) under T6's workload: ${shape.subscribers} subscribers, ${shape.senders} senders waiting for acks, ${shape.messages} messages × ${rounds} rounds; load average ${loadavg()
@@ -136,18 +142,44 @@ async function profileOne(base: ServerSpec, gen: LoadGenerator): Promise<Profile
       console.log(`round ${r}: ${sustainedSummary(row)}`);
     }
     window = { from, to: clock() };
+    pids = processTree(server.pid);
   } finally {
     await server.stop();
     for (const suffix of ['', '-wal', '-shm']) rmSync(sqliteFile + suffix, { force: true });
     console.log(describeScratch(scratch));
   }
-  // `CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile`: the main thread's is thread 0 (tsx's
-  // loader hooks run in a thread of their own and write a profile too).
+  const requests = rows.reduce((total, row) => total + (row.answers ?? 0) + row.messages, 0);
+  // In cluster mode, one profile per process: the primary first, then each worker.
+  const profiled = pids.map((pid) => {
+    const label =
+      pids.length === 1 ? spec.label : pid === server.pid ? 'the primary' : `worker ${pid}`;
+    return {
+      label,
+      result: readProfile(pid, before, window, `${spec.label}: ${label}`, requests),
+      requests,
+    };
+  });
+  return profiled[0]!;
+}
+
+/**
+ * Reads the profile `pid` wrote, prints its breakdown and keeps it beside the
+ * profile. `CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile`: the main
+ * thread's is thread 0 (tsx's loader hooks run in a thread of their own and
+ * write a profile too).
+ */
+function readProfile(
+  pid: number,
+  before: Set<string>,
+  window: { from: number; to: number },
+  label: string,
+  requests = 0,
+): Breakdown {
   const written = readdirSync(dir).filter(
-    (f) => !before.has(f) && f.endsWith('.cpuprofile') && f.includes(`.${server.pid}.0.`),
+    (f) => !before.has(f) && f.endsWith('.cpuprofile') && f.includes(`.${pid}.0.`),
   );
   if (written.length !== 1) {
-    throw new Error(`expected one new profile of pid ${server.pid} in ${dir}, found ${written}`);
+    throw new Error(`expected one new profile of pid ${pid} in ${dir}, found ${written}`);
   }
   const file = join(dir, written[0]!);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -160,11 +192,10 @@ async function profileOne(base: ServerSpec, gen: LoadGenerator): Promise<Profile
     window: overlaps ? window : undefined,
     ownCode: (where) => /^(server|protocol)\//.test(where),
   });
-  const requests = rows.reduce((total, row) => total + (row.answers ?? 0) + row.messages, 0);
-  const text = `${spec.label}, ${file}\n${renderBreakdown(result, top, requests)}`;
+  const text = `${label}, ${file}\n${renderBreakdown(result, top, requests || undefined)}`;
   writeFileSync(file.replace(/\.cpuprofile$/, '.top.txt'), `${text}\n`);
   console.log(`\n${text}\n`);
-  return { label: spec.label, result, requests };
+  return result;
 }
 
 /** Chat minus baseline, in µs per HTTP request, for entries keyed alike in both. */
@@ -208,8 +239,9 @@ function difference(
 
 mkdirSync(dir, { recursive: true });
 const gen = new LoadGenerator();
-const chatSpecHere = chatSpec('chat', `chat (${root}, SQLite on ${place})`, {
+const chatSpecHere = chatSpec('chat', `chat (${root}, SQLite on ${place}, WORKERS=${workers})`, {
   databaseUrl: `sqlite:${sqliteFile}`,
+  workers,
 });
 // The build's own entry point and bench routes, as compare-builds.ts runs them.
 chatSpecHere.argv = chatSpecHere.argv.map((arg) =>
