@@ -9,14 +9,32 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ChatClient, untilWaiting } from '../helpers/http-client.ts';
+import { describeWith, needs } from '../helpers/needs.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { holdWriteLock } from '../helpers/sqlite-lock.ts';
 import { useChatProcesses } from './fixture.ts';
+
+type Chat = ReturnType<typeof useChatProcesses>;
 
 const POLL_TIMEOUT_MS = 10_000;
 const STORE_TIMEOUT_MS = 1_000;
 /** Room for a loaded machine on top of STORE_TIMEOUT_MS (and the writer's second of grace). */
 const MARGIN_MS = 2_500;
+
+/** A pinned client that reached the worker wanted (a given pid, or another than `not`), and its pid. */
+async function pinnedOn(
+  chat: Chat,
+  want: { pid?: number; not?: number },
+): Promise<[ChatClient, number]> {
+  const server = chat.servers[0]!;
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const client = chat.client(server, { pinned: true, log: server });
+    const pid = await client.pid();
+    if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
+    client.close();
+  }
+  throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
+}
 
 describe('cluster mode on a SQLite file', () => {
   const chat = useChatProcesses({
@@ -40,15 +58,7 @@ describe('cluster mode on a SQLite file', () => {
     [onB, pidB] = await clientOn({ not: pidA });
   });
 
-  async function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      const client = chat.client(chat.servers[0]!, { pinned: true, log: chat.servers[0]! });
-      const pid = await client.pid();
-      if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
-      client.close();
-    }
-    throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
-  }
+  const clientOn = (want: { pid?: number; not?: number }) => pinnedOn(chat, want);
 
   describe('when both workers send into one room at once', () => {
     it('stores every message once with dense ids, and polls on both workers get them all in order', async () => {
@@ -140,6 +150,32 @@ describe('cluster mode on a SQLite file', () => {
       // The 503'd send was refused unrun by the writer (its deadline had passed) or never reached it.
       expect(history.messages.map((m) => m.text)).toEqual(['thawed']);
       expect(history.messages[0]!.id).toBe(sent.id);
+    });
+  });
+});
+
+describeWith(needs.service('REDIS_URL'), 'cluster mode on a SQLite file, with Redis', () => {
+  const chat = useChatProcesses({
+    workers: 2,
+    database: 'sqlite',
+    redis: 'shared',
+    env: { POLL_TIMEOUT_MS: String(POLL_TIMEOUT_MS), STORE_POLL_MS: '60000' },
+  });
+
+  describe('when a poll waits on one worker and the other sends', () => {
+    it('is answered once, through Redis: the primary writes but does not relay', async () => {
+      const [sender, senderPid] = await pinnedOn(chat, {});
+      const [waiter, waiterPid] = await pinnedOn(chat, { not: senderPid });
+      const room = 'redis-and-one-writer';
+      const first = await sender.send({ room, text: 'first' });
+      const poll = waiter.recv(`room=${room}&since=${first.id}`);
+      await untilWaiting((await pinnedOn(chat, { pid: waiterPid }))[0], 1);
+      const sent = await sender.send({ room, text: 'through Redis' });
+      const answer = await poll;
+      expect(answer.messages.map((m) => m.text)).toEqual(['through Redis']);
+      expect(answer.cursor).toBe(sent.id);
+      const metrics = await waiter.text('/metrics');
+      expect(metrics).toContain('chat_info{store="sqlite",bus="redis"} 1');
     });
   });
 });
