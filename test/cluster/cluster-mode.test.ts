@@ -10,7 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ChatClient, chatClient, untilWaiting } from '../helpers/http-client.ts';
+import {
+  type ChatClient,
+  chatClient,
+  pinnedToWorker,
+  untilWaiting,
+} from '../helpers/http-client.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { useChatProcesses } from './fixture.ts';
 
@@ -27,14 +32,8 @@ describe('cluster mode with 2 workers and no Redis', () => {
   });
 
   /** Pinned clients until one reaches a worker with the given pid (or another one, with `not`). */
-  async function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      const client = chat.client(server, { pinned: true, log: server });
-      const pid = await client.pid();
-      if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
-      client.close();
-    }
-    throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
+  function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
+    return pinnedToWorker(() => chat.client(server, { pinned: true, log: server }), want);
   }
 
   it('serves both workers through the one port', async () => {

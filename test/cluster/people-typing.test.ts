@@ -8,7 +8,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecvAnswer } from '../../protocol/protocol.ts';
 import { serviceUrl } from '../helpers/env.ts';
-import { type ChatClient, chatClient, untilWaiting } from '../helpers/http-client.ts';
+import {
+  type ChatClient,
+  chatClient,
+  pinnedToWorker,
+  untilWaiting,
+} from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import {
   type ServerProcess,
@@ -82,15 +87,12 @@ describe('cluster mode with 2 workers: who is here and who types', () => {
   let server: ServerProcess;
   const clients: ChatClient[] = [];
 
-  async function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
-    for (let attempt = 0; attempt < 50; attempt += 1) {
+  function clientOn(want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
+    return pinnedToWorker(() => {
       const client = chatClient(server.url, { pinned: true, log: server });
       clients.push(client);
-      const pid = await client.pid();
-      if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
-      client.close();
-    }
-    throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
+      return client;
+    }, want);
   }
 
   beforeAll(async () => {

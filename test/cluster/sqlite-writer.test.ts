@@ -8,7 +8,7 @@
  * throughout, as in cluster-mode.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ChatClient, untilWaiting } from '../helpers/http-client.ts';
+import { type ChatClient, pinnedToWorker, untilWaiting } from '../helpers/http-client.ts';
 import { describeWith, needs } from '../helpers/needs.ts';
 import type { ServerProcess } from '../helpers/processes.ts';
 import { holdWriteLock } from '../helpers/sqlite-lock.ts';
@@ -22,18 +22,9 @@ const STORE_TIMEOUT_MS = 1_000;
 const MARGIN_MS = 2_500;
 
 /** A pinned client that reached the worker wanted (a given pid, or another than `not`), and its pid. */
-async function pinnedOn(
-  chat: Chat,
-  want: { pid?: number; not?: number },
-): Promise<[ChatClient, number]> {
+function pinnedOn(chat: Chat, want: { pid?: number; not?: number }): Promise<[ChatClient, number]> {
   const server = chat.servers[0]!;
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const client = chat.client(server, { pinned: true, log: server });
-    const pid = await client.pid();
-    if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
-    client.close();
-  }
-  throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
+  return pinnedToWorker(() => chat.client(server, { pinned: true, log: server }), want);
 }
 
 describe('cluster mode on a SQLite file', () => {

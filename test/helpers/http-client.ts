@@ -150,3 +150,21 @@ export async function untilGauge(
 export function untilWaiting(client: ChatClient, count: number, timeoutMs = 10_000): Promise<void> {
   return untilGauge(client, 'chat_polls_waiting', (waiting) => waiting >= count, timeoutMs);
 }
+
+/**
+ * In cluster mode each connection goes to one worker: pinned clients from
+ * `open` until one reaches the worker wanted (pid `pid`, or any but `not`),
+ * with that worker's pid. The others are closed.
+ */
+export async function pinnedToWorker(
+  open: () => ChatClient,
+  want: { pid?: number; not?: number },
+): Promise<[ChatClient, number]> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const client = open();
+    const pid = await client.pid();
+    if ((want.pid === undefined || pid === want.pid) && pid !== want.not) return [client, pid];
+    client.close();
+  }
+  throw new Error(`no connection reached the worker wanted (${JSON.stringify(want)})`);
+}
