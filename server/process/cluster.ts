@@ -266,7 +266,10 @@ export function runPrimary(
     process.off('SIGINT', onSigint);
     // The writer's file is closed (checkpointed) before the caller exits,
     // unless its disk keeps it from closing.
-    const closed = Promise.race([writers.close(), delay(WRITER_CLOSE_MS)]);
+    const closed = Promise.race([
+      writers.close(),
+      delay(WRITER_CLOSE_MS, undefined, { ref: false }),
+    ]);
     closed.finally(() => finish({ code, why }));
   }
 
