@@ -2,9 +2,10 @@
  * The bus between node:cluster workers on one machine, with no Redis: each
  * worker sends its stored messages to the primary over IPC, and the primary
  * (`server/process/cluster.ts`) relays each one to every other worker. So a worker
- * never hears its own messages back. On SQLite the primary commits every
- * worker's writes and relays each message as it commits it
- * (server/store/cluster-writer.ts), so then a worker publishes nothing.
+ * never hears its own messages back. On SQLite the primary's one writer
+ * commits every worker's writes and relays each message as it commits it
+ * (server/store/cluster-writer.ts, `StoreRelay`), so then a worker
+ * publishes nothing.
  *
  * A message sent while the channel is down (the primary gone, the worker
  * starting or stopping) is lost, as is one whose worker dies between its
@@ -12,6 +13,7 @@
  * `STORE_POLL_MS` whatever this bus says (`reliable`), and find it; their
  * logs trust their rings, so a poll at the head costs no store read.
  */
+import type { StoreRelay } from '../store/cluster-writer.ts';
 import type { Message } from '../store/store.ts';
 import {
   type Bus,
@@ -34,24 +36,27 @@ export class ClusterBus implements Bus {
   readonly #onIpc = (raw: unknown): void => {
     if (!isChatIpc(raw)) return;
     if (raw.lpchat === 'message') for (const handler of this.#handlers) handler(raw.message);
-    else if (raw.lpchat === 'messages') {
-      for (const message of raw.messages) for (const handler of this.#handlers) handler(message);
-    } else if (raw.lpchat === 'event' && isBusEvent(raw.event)) {
+    else if (raw.lpchat === 'event' && isBusEvent(raw.event)) {
       for (const handler of this.#eventHandlers) handler(raw.event);
     }
   };
 
+  readonly #onRelay = (messages: readonly Message[]): void => {
+    for (const message of messages) for (const handler of this.#handlers) handler(message);
+  };
+
   /**
-   * `storeRelays`: the store's writes go through the primary, which sends
-   * every message it commits to the other workers itself (the cluster's
-   * SQLite writer, server/store/cluster-writer.ts): `publish` has nothing
-   * left to do.
+   * `storeRelay`: the store's writes go to the cluster's one SQLite writer,
+   * which sends every message it commits to the other workers itself
+   * (server/store/cluster-writer.ts), and they come from there: `publish`
+   * has nothing left to do.
    */
   constructor(
     private readonly channel: WorkerChannel = process,
-    private readonly storeRelays = false,
+    private readonly storeRelay?: StoreRelay,
   ) {
     channel.on('message', this.#onIpc);
+    storeRelay?.on(this.#onRelay);
   }
 
   /** The IPC channel to the primary is up. */
@@ -60,7 +65,7 @@ export class ClusterBus implements Bus {
   }
 
   publish(message: Message): void {
-    if (this.storeRelays) return;
+    if (this.storeRelay) return;
     sendIpc(this.channel, { lpchat: 'message', message });
   }
 
@@ -79,6 +84,7 @@ export class ClusterBus implements Bus {
 
   async close(): Promise<void> {
     this.channel.off('message', this.#onIpc);
+    this.storeRelay?.off(this.#onRelay);
     this.#handlers.length = 0;
     this.#eventHandlers.length = 0;
   }

@@ -4,10 +4,9 @@
  * (Node's own `NODE_CLUSTER` traffic, a user's) is left alone.
  *
  * - `message`: a stored chat message, worker → primary → every other worker.
- * - `sqlite` / `sqlite-replies`: a worker's SQLite writes, run by the
- *   primary's one writer, and their answers (server/store/cluster-writer.ts).
- * - `messages`: what that writer committed for one worker, primary → every
- *   other worker, in commit order: the relay of `message` for SQLite.
+ * - `sqlite` / `sqlite-replies`: a worker asks the primary to open its
+ *   SQLite file's one writer, and is told the writer's socket, on which its
+ *   writes then go (server/store/cluster-writer.ts).
  * - `presence` / `presence-counts`: a worker's batch of who polled and who
  *   left, and the primary's answer with the counts of the rooms it asked for.
  *   Each room's count comes with its first nicknames (server/presence/people.ts).
@@ -38,7 +37,6 @@ export interface PresenceBatch {
 
 export type ChatIpc =
   | { lpchat: 'message'; message: Message }
-  | { lpchat: 'messages'; messages: Message[] }
   | WriterCall
   | WriterReplies
   | ({ lpchat: 'presence'; seq: number } & PresenceBatch)

@@ -196,7 +196,6 @@ export function runPrimary(
   function onExit(worker: Worker, code: number | null, signal: string | null): void {
     const slot = slotOf.get(worker);
     slotOf.delete(worker);
-    writers.forget(worker);
     if (!slot || slot.worker !== worker) return;
     slot.worker = undefined;
     listening?.delete(slot);

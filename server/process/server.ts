@@ -44,6 +44,7 @@ import { createClusterPresence } from '../presence/cluster-presence.ts';
 import { LocalPresence, type Presence } from '../presence/presence.ts';
 import { createRedisPresence } from '../presence/redis-presence.ts';
 import { SteadyCount } from '../presence/steady-count.ts';
+import { StoreRelay } from '../store/cluster-writer.ts';
 import { openStore, sqlitePath } from '../store/open-store.ts';
 import { Retention } from '../store/retention.ts';
 import type { MessageStore } from '../store/store.ts';
@@ -94,7 +95,7 @@ export async function startChat(
   const backends =
     parts.bus && parts.presence
       ? { bus: parts.bus, presence: parts.presence, close: async () => {} }
-      : await openBackends(config, log, clusterWriter?.relay === true);
+      : await openBackends(config, log, clusterWriter?.relay);
   const { bus } = backends;
   const presence = new SteadyCount(backends.presence, {
     burst: config.presenceChangeBurst,
@@ -255,21 +256,21 @@ interface Backends {
  * A cluster worker on a SQLite file writes through the primary's one writer
  * (server/store/cluster-writer.ts); without Redis, that writer relays.
  */
-function clusterWriterFor(config: Readonly<Config>): { relay: boolean } | undefined {
+function clusterWriterFor(config: Readonly<Config>): { relay: StoreRelay | undefined } | undefined {
   const { databaseUrl } = config;
   if (!cluster.isWorker || !databaseUrl.startsWith('sqlite:')) return undefined;
   if (sqlitePath(databaseUrl) === ':memory:') return undefined;
-  return { relay: config.redisUrl === undefined };
+  return { relay: config.redisUrl === undefined ? new StoreRelay() : undefined };
 }
 
 /**
  * The bus and the presence that the config asks for (the table above).
- * `storeRelays`: the primary relays the messages the store commits.
+ * `storeRelay`: where the cluster's SQLite writer relays the messages it commits.
  */
 async function openBackends(
   config: Readonly<Config>,
   log: Log,
-  storeRelays: boolean,
+  storeRelay: StoreRelay | undefined,
 ): Promise<Backends> {
   const windowMs = config.pollTimeoutMs + config.presenceGraceMs;
   if (config.redisUrl !== undefined) {
@@ -302,7 +303,7 @@ async function openBackends(
   }
   if (cluster.isWorker) {
     return {
-      bus: new ClusterBus(process, storeRelays),
+      bus: new ClusterBus(process, storeRelay),
       presence: createClusterPresence({ windowMs, staleMs: config.presenceStaleMs, log }),
       close: async () => {},
     };

@@ -7,23 +7,34 @@
  * senders, each fsync served half as many, and each writer found its page
  * cache void after the other's commit. So in cluster mode a worker's store
  * keeps its own reader thread (reads run beside a write in WAL), and sends
- * its writes over IPC to the primary, whose one writer thread
- * (`sqlite-thread.ts`) group-commits every worker's appends together.
+ * its writes to the primary's one writer thread (`sqlite-thread.ts`), which
+ * group-commits every worker's appends together.
  *
- * The primary answers each worker's calls in one IPC message per turn, and,
- * for workers that asked (`relay`: their bus is the cluster's IPC, no
- * Redis), sends each message it committed to every other such worker in
- * the same turn, in commit order. So the relay is part of the commit: the
+ * A worker asks the primary over IPC to open the file; the primary starts
+ * the thread, which listens on a socket of its own (`writer-socket.ts`),
+ * and answers with its path. The worker's writes then go straight to the
+ * thread on that socket, not through the primary's event loop. For workers
+ * that asked (`relay`: their bus is the cluster's IPC, no Redis), the
+ * thread sends each message it committed to every other such worker in the
+ * same turn, in commit order. So the relay is part of the commit: the
  * worker does not publish its own messages again (`ClusterBus`), and a
  * worker that dies after its commit loses nobody the message.
  *
- * Deadlines are the store's as before: the primary's writer refuses a call
- * whose deadline passed, and this side gives up on a call a moment after
- * its deadline even when the primary cannot answer at all (stopped,
+ * Deadlines are the store's as before: the writer refuses a call whose
+ * deadline passed, and this side gives up on a call a moment after its
+ * deadline even when the writer cannot answer at all (the primary stopped,
  * frozen), so nothing waits on it for good and the calls held are bounded.
+ * A socket that closes (the thread died, the primary is gone) fails the
+ * calls on it as unavailable; the next call asks the primary to open again.
  */
 import type { Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type IpcEndpoint, sendIpc } from '../bus/cluster-ipc.ts';
+import { readFrames, writeFrame } from './json-lines.ts';
 import type { SqliteFileOptions } from './sqlite-file.ts';
 import type { SqliteWriter } from './sqlite-store.ts';
 import {
@@ -37,29 +48,56 @@ import {
 import type { Message } from './store.ts';
 import { StoreUnavailableError } from './store.ts';
 
-/** How long after its deadline a call still waits for the primary: its answer may be on the way. */
+/** How long after its deadline a call still waits for the writer: its answer may be on the way. */
 const LATE_MS = 1_000;
 /** How long a worker waits for the primary to open the file (it may wait for another process's lock). */
 const OPEN_MS = 30_000;
+/** A frame from the writer longer than this is broken (a reply carries at most one page of messages). */
+const MAX_FRAME_CHARS = 64 * 1024 * 1024;
 
-/** A worker's call, by IPC, to the primary's writer. */
+/** A worker's call, by IPC, to the primary: open the file, and say where the writer listens. */
 export interface WriterCall {
   lpchat: 'sqlite';
   id: number;
-  call: SqliteCall;
+  call: Extract<SqliteCall, { op: 'open' }>;
   deadline: number;
-  /** Sent with `open`: the primary is to relay this worker's commits to the others that ask. */
-  relay?: boolean;
 }
 
-/** The primary's answers to one worker's calls, several to a message. */
+/** The primary's answer, by IPC; an `open`'s value is `{ socket }`, the writer's path. */
 export interface WriterReplies {
   lpchat: 'sqlite-replies';
   replies: SqliteReply[];
 }
 
+/** What the writer sends a worker on the socket, once a turn (`writer-socket.ts`). */
+interface WriterFrame {
+  replies?: SqliteReply[];
+  messages?: Message[];
+}
+
 /** The worker's side of the IPC channel: `process` in a cluster worker. */
 export type WriterChannel = IpcEndpoint & NodeJS.EventEmitter;
+
+/**
+ * Where a worker's writer hands the messages that the other workers
+ * committed (the relay), for the worker's bus (`ClusterBus`).
+ */
+export class StoreRelay {
+  readonly #listeners: Array<(messages: readonly Message[]) => void> = [];
+
+  on(listener: (messages: readonly Message[]) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  off(listener: (messages: readonly Message[]) => void): void {
+    const at = this.#listeners.indexOf(listener);
+    if (at !== -1) this.#listeners.splice(at, 1);
+  }
+
+  emit(messages: readonly Message[]): void {
+    for (const listener of this.#listeners) listener(messages);
+  }
+}
 
 interface Pending {
   resolve(value: unknown): void;
@@ -70,8 +108,12 @@ interface Pending {
 /** A worker's writer: `SqliteThread`'s calls, run by the primary's thread. */
 export class ClusterWriter implements SqliteWriter {
   readonly #pending = new Map<number, Pending>();
-  readonly #open: { call: Extract<SqliteCall, { op: 'open' }>; relay: boolean };
-  #opening: Promise<void> | undefined;
+  readonly #open: Extract<SqliteCall, { op: 'open' }>;
+  readonly #relay: StoreRelay | undefined;
+  /** The connected socket to the writer, while there is one or one is being made. */
+  #link: Promise<Socket> | undefined;
+  #socket: Socket | undefined;
+  #opened: Promise<void> | undefined;
   #nextId = 0;
   #lastRunMs = 0;
   #closed = false;
@@ -81,18 +123,19 @@ export class ClusterWriter implements SqliteWriter {
     for (const reply of message.replies) this.#onReply(reply);
   };
   readonly #onDisconnect = (): void => {
-    for (const id of [...this.#pending.keys()]) {
-      this.#settled(id)?.reject(new StoreUnavailableError('the cluster primary is gone'));
-    }
+    this.#socket?.destroy();
+    this.#failAll('the cluster primary is gone');
   };
 
+  /** `relay`: the writer is to send this worker the other workers' messages, which go there. */
   constructor(
     file: string,
     options: SqliteFileOptions,
-    relay: boolean,
+    relay: StoreRelay | undefined,
     private readonly channel: WriterChannel = process,
   ) {
-    this.#open = { call: { op: 'open', file, options }, relay };
+    this.#open = { op: 'open', file, options };
+    this.#relay = relay;
     channel.on('message', this.#onIpc);
     channel.on('disconnect', this.#onDisconnect);
   }
@@ -103,13 +146,30 @@ export class ClusterWriter implements SqliteWriter {
     settleBy = false,
   ): Promise<SqliteResults[C['op']]> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
-    return this.#send(call, deadline, settleBy ? 0 : LATE_MS);
+    const id = ++this.#nextId;
+    const answered = this.#pend<SqliteResults[C['op']]>(
+      id,
+      call.op,
+      deadline,
+      settleBy ? 0 : LATE_MS,
+    );
+    const socket = this.#socket;
+    if (socket) writeFrame(socket, { ...call, id, deadline });
+    else {
+      this.#linked().then(
+        (linked) => {
+          if (this.#pending.has(id)) writeFrame(linked, { ...call, id, deadline });
+        },
+        (error: unknown) => this.#settled(id)?.reject(unavailable(error)),
+      );
+    }
+    return answered;
   }
 
-  /** The replies come as IPC events: there is nothing to take early. */
+  /** The replies come as socket events: there is nothing to take early. */
   takeReplies(): void {}
 
-  /** An IPC channel cannot be waited on synchronously: true only when nothing is left. */
+  /** A socket cannot be waited on synchronously: true only when nothing is left. */
   awaitReplies(_waitMs: number): boolean {
     return this.#pending.size === 0;
   }
@@ -120,8 +180,8 @@ export class ClusterWriter implements SqliteWriter {
 
   opened(): Promise<void> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('SQLite is closed'));
-    this.#opening ??= this.#send(this.#open.call, Date.now() + OPEN_MS, 0, this.#open.relay);
-    return this.#opening;
+    this.#opened ??= this.#linked().then(() => {});
+    return this.#opened;
   }
 
   /** The file stays open in the primary, for the other workers: this side only stops. */
@@ -129,35 +189,72 @@ export class ClusterWriter implements SqliteWriter {
     this.#closed = true;
     this.channel.off('message', this.#onIpc);
     this.channel.off('disconnect', this.#onDisconnect);
-    for (const id of [...this.#pending.keys()]) {
-      this.#settled(id)?.reject(new StoreUnavailableError('SQLite is closed'));
-    }
+    this.#socket?.destroy();
+    this.#failAll('SQLite is closed');
   }
 
-  #send<C extends SqliteCall>(
-    call: C,
-    deadline: number,
-    lateMs: number,
-    relay?: boolean,
-  ): Promise<SqliteResults[C['op']]> {
+  /** The socket to the writer: the one there is, or a new one, after asking the primary to open. */
+  #linked(): Promise<Socket> {
+    this.#link ??= this.#connect().catch((error: unknown) => {
+      this.#link = undefined;
+      throw error;
+    });
+    return this.#link;
+  }
+
+  async #connect(): Promise<Socket> {
     const id = ++this.#nextId;
-    return new Promise((resolve, reject) => {
+    const opened = this.#pend<{ socket: string }>(id, 'open', Date.now() + OPEN_MS, 0);
+    if (!sendIpc(this.channel, { lpchat: 'sqlite', id, call: this.#open, deadline: 0 })) {
+      this.#settled(id)?.reject(new StoreUnavailableError('no IPC channel to the cluster primary'));
+    }
+    const { socket: path } = await opened;
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const connecting = createConnection(path);
+      connecting.once('connect', () => {
+        connecting.off('error', reject);
+        resolve(connecting);
+      });
+      connecting.once('error', reject);
+    });
+    if (this.#closed) {
+      socket.destroy();
+      throw new StoreUnavailableError('SQLite is closed');
+    }
+    // Only a pending call keeps the process: the IPC channel does the rest.
+    socket.unref();
+    socket.setNoDelay(true);
+    socket.on('error', () => {}); // Closed next.
+    socket.on('close', () => {
+      if (this.#socket === socket) this.#socket = undefined;
+      this.#link = undefined;
+      this.#failAll('the cluster writer closed its socket');
+    });
+    readFrames(socket, (frame) => this.#onFrame(frame as WriterFrame), MAX_FRAME_CHARS);
+    // Answered once the writer has this worker down for the relay: no later commit misses it.
+    const hello = ++this.#nextId;
+    const greeted = this.#pend(hello, 'hello', Date.now() + OPEN_MS, 0);
+    writeFrame(socket, { op: 'hello', id: hello, relay: this.#relay !== undefined });
+    await greeted;
+    this.#socket = socket;
+    return socket;
+  }
+
+  #onFrame(frame: WriterFrame): void {
+    if (frame.messages && this.#relay) this.#relay.emit(frame.messages);
+    if (frame.replies) for (const reply of frame.replies) this.#onReply(reply);
+  }
+
+  #pend<T>(id: number, op: string, deadline: number, lateMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           this.#settled(id);
-          reject(
-            new StoreUnavailableError(`the cluster primary did not answer ${call.op} in time`),
-          );
+          reject(new StoreUnavailableError(`the cluster writer did not answer ${op} in time`));
         },
         Math.max(0, deadline - Date.now()) + lateMs,
       );
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
-      const sent: WriterCall = { lpchat: 'sqlite', id, call, deadline };
-      if (relay) sent.relay = true;
-      if (!sendIpc(this.channel, sent)) {
-        this.#settled(id);
-        reject(new StoreUnavailableError('no IPC channel to the cluster primary'));
-      }
     });
   }
 
@@ -177,6 +274,12 @@ export class ClusterWriter implements SqliteWriter {
     }
   }
 
+  #failAll(why: string): void {
+    for (const id of [...this.#pending.keys()]) {
+      this.#settled(id)?.reject(new StoreUnavailableError(why));
+    }
+  }
+
   #settled(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     if (!pending) return undefined;
@@ -186,120 +289,66 @@ export class ClusterWriter implements SqliteWriter {
   }
 }
 
-/** The primary's end: one writer thread per file, for every worker's `ClusterWriter`. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || error instanceof SqliteWorkerError) return error;
+  return new StoreUnavailableError('cannot reach the cluster writer', { cause: error });
+}
+
+/**
+ * The primary's end: one writer thread per file, listening on its socket
+ * for every worker's `ClusterWriter`.
+ */
 export class ClusterWriters {
-  readonly #threads = new Map<string, SqliteThread>();
-  /** Each worker's file, from its `open`. */
-  readonly #threadOf = new Map<Worker, SqliteThread>();
-  readonly #relaying = new Set<Worker>();
-  readonly #replies = new Map<Worker, SqliteReply[]>();
-  readonly #relayed = new Map<Worker, Message[]>();
-  #flushing = false;
+  readonly #threads = new Map<string, { thread: SqliteThread; path: string }>();
+  /** The folder of the sockets, the primary's own (mode 0700): no other user can connect. */
+  #folder: string | undefined;
   #closed = false;
 
-  /** A worker's call: run on its file's thread, answered at the end of the turn it is answered in. */
+  /** A worker's `open`: the file's writer is started and listening, and the worker is told where. */
   serve(from: Worker, raw: WriterCall): void {
-    const { id, call, deadline } = raw;
-    if (call.op === 'open') {
-      this.#openFor(from, call, raw.relay === true).then(
-        () => this.#answer(from, { id, value: undefined, ms: 0 }),
-        (error: unknown) => this.#answer(from, failed(id, error)),
-      );
+    const { id, call } = raw;
+    const answer = (reply: SqliteReply) =>
+      sendIpc(from, { lpchat: 'sqlite-replies', replies: [reply] } satisfies WriterReplies);
+    if (call?.op !== 'open') {
+      answer(failed(id, new StoreUnavailableError('the primary only opens the writer')));
       return;
     }
-    const thread = this.#threadOf.get(from);
-    if (this.#closed || !thread) {
-      this.#answer(from, failed(id, new StoreUnavailableError('the cluster writer is not open')));
-      return;
-    }
-    // The file stays open for the other workers: a worker's `close` only ends its side.
-    if (call.op === 'close') {
-      this.#answer(from, { id, value: undefined, ms: 0 });
-      return;
-    }
-    thread.request(call, deadline).then(
-      (value) => {
-        this.#answer(from, { id, value, ms: thread.lastRunMs });
-        if (call.op === 'append' && this.#relaying.has(from)) {
-          this.#relay(from, value as SqliteResults['append']);
-        }
-      },
-      (error: unknown) => this.#answer(from, failed(id, error)),
+    this.#openFile(call).then(
+      (socket) => answer({ id, value: { socket }, ms: 0 }),
+      (error: unknown) => answer(failed(id, error)),
     );
-  }
-
-  /** A worker is gone: nothing more is sent to it. */
-  forget(worker: Worker): void {
-    this.#threadOf.delete(worker);
-    this.#relaying.delete(worker);
-    this.#replies.delete(worker);
-    this.#relayed.delete(worker);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const threads = [...this.#threads.values()];
+    const threads = [...this.#threads.values()].map(({ thread }) => thread);
     this.#threads.clear();
-    this.#threadOf.clear();
     await Promise.allSettled(threads.map((thread) => thread.close()));
+    if (this.#folder) rmSync(this.#folder, { recursive: true, force: true });
+    this.#folder = undefined;
   }
 
-  async #openFor(
-    worker: Worker,
-    call: Extract<SqliteCall, { op: 'open' }>,
-    relay: boolean,
-  ): Promise<void> {
+  async #openFile(call: Extract<SqliteCall, { op: 'open' }>): Promise<string> {
     if (this.#closed) throw new StoreUnavailableError('the cluster writer is closed');
-    let thread = this.#threads.get(call.file);
-    if (!thread) {
-      thread = new SqliteThread(call.file, { ...call.options, readOnly: false });
-      this.#threads.set(call.file, thread);
+    let writer = this.#threads.get(call.file);
+    if (!writer) {
+      const thread = new SqliteThread(call.file, { ...call.options, readOnly: false });
+      writer = { thread, path: this.#socketPath() };
+      this.#threads.set(call.file, writer);
     }
-    this.#threadOf.set(worker, thread);
-    if (relay) this.#relaying.add(worker);
-    else this.#relaying.delete(worker);
-    await thread.opened();
+    // Both start the thread again if it died: the file reopened, the socket listened on again.
+    await writer.thread.opened();
+    await writer.thread.request({ op: 'listen', path: writer.path }, Date.now() + OPEN_MS);
+    return writer.path;
   }
 
-  #relay(from: Worker, results: SqliteResults['append']): void {
-    for (const worker of this.#relaying) {
-      if (worker === from) continue;
-      for (const result of results) {
-        if (result.created) pushTo(this.#relayed, worker, result.message);
-      }
+  #socketPath(): string {
+    const name = `writer-${this.#threads.size}`;
+    if (process.platform === 'win32') {
+      // A named pipe has no folder to guard it: an unguessable name instead.
+      return `\\\\.\\pipe\\lpchat-${process.pid}-${name}-${randomBytes(16).toString('hex')}`;
     }
-    this.#flushSoon();
+    this.#folder ??= mkdtempSync(join(tmpdir(), 'lpchat-'));
+    return join(this.#folder, `${name}.sock`);
   }
-
-  #answer(to: Worker, reply: SqliteReply): void {
-    pushTo(this.#replies, to, reply);
-    this.#flushSoon();
-  }
-
-  /**
-   * The replies of one group commit resolve together: gathered until the
-   * microtasks run out, they leave in one IPC message per worker (one
-   * write, one parse), the relay with them.
-   */
-  #flushSoon(): void {
-    if (this.#flushing) return;
-    this.#flushing = true;
-    setImmediate(() => {
-      this.#flushing = false;
-      for (const [worker, replies] of this.#replies) {
-        sendIpc(worker, { lpchat: 'sqlite-replies', replies } satisfies WriterReplies);
-      }
-      this.#replies.clear();
-      for (const [worker, messages] of this.#relayed) {
-        sendIpc(worker, { lpchat: 'messages', messages });
-      }
-      this.#relayed.clear();
-    });
-  }
-}
-
-function pushTo<K, V>(lists: Map<K, V[]>, key: K, value: V): void {
-  const list = lists.get(key);
-  if (list) list.push(value);
-  else lists.set(key, [value]);
 }

@@ -7,7 +7,7 @@
  * SQLite never loads (or needs) their drivers.
  */
 import type { Config } from '../core/config.ts';
-import { ClusterWriter } from './cluster-writer.ts';
+import { ClusterWriter, type StoreRelay } from './cluster-writer.ts';
 import { MemoryStore } from './memory-store.ts';
 import { SqliteStore } from './sqlite-store.ts';
 import type { MessageStore } from './store.ts';
@@ -19,9 +19,9 @@ export type OpenStoreOptions = Partial<
   /**
    * A cluster worker's: SQLite writes go to the primary's one writer
    * (`cluster-writer.ts`), which relays what it commits to the other
-   * workers when `relay` (their bus is the cluster's IPC).
+   * workers when asked (`relay`: their bus is the cluster's IPC), into `relay`.
    */
-  clusterWriter?: { relay: boolean };
+  clusterWriter?: { relay: StoreRelay | undefined };
 };
 
 export async function openStore(

@@ -41,7 +41,9 @@ export type SqliteCall =
   | { op: 'prune'; policy: PrunePolicy }
   | { op: 'pruned'; room: string }
   | { op: 'dataVersion' }
-  | { op: 'ping' };
+  | { op: 'ping' }
+  /** The cluster's writer: serve the workers on a socket at `path` too (`writer-socket.ts`). */
+  | { op: 'listen'; path: string };
 
 /** What each operation answers. */
 export interface SqliteResults {
@@ -55,6 +57,7 @@ export interface SqliteResults {
   pruned: number;
   dataVersion: number;
   ping: undefined;
+  listen: undefined;
 }
 
 /** What the worker is handed when it starts. */

@@ -9,6 +9,10 @@
  * wait for the main thread to batch them: a main thread busy answering polls
  * would leave the disk idle. Their replies go back in one message.
  *
+ * In the cluster's writer, in the primary, the thread also serves the
+ * workers on a socket of its own (`writer-socket.ts`), with the same group
+ * commit: the calls that came from every worker in one turn go together.
+ *
  * Every request carries a deadline. One that waited in this thread's queue
  * past it (behind a stalled disk) is refused unrun, so a thread that comes
  * back does not spend its time on answers nobody waits for.
@@ -22,6 +26,7 @@ import {
   type SqliteWorkerData,
 } from './sqlite-thread.ts';
 import type { AppendResult } from './store.ts';
+import { WriterSocket } from './writer-socket.ts';
 
 /** Sends per transaction, at most. */
 const MAX_BATCH = 200;
@@ -40,6 +45,18 @@ port.on('message', (first: SqliteRequest) => {
   for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) {
     requests.push(next.message as SqliteRequest);
   }
+  serveAll(requests, post);
+});
+
+/** The cluster's writer also serves the workers on a socket (`writer-socket.ts`). */
+let socket: WriterSocket | undefined;
+
+/**
+ * Answers `requests` in order, consecutive appends in one transaction;
+ * replies go out through `post` (to the main thread, or to the workers on
+ * the socket).
+ */
+function serveAll(requests: SqliteRequest[], post: (out: SqliteReply[]) => void): void {
   const out: SqliteReply[] = [];
   for (let i = 0; i < requests.length; ) {
     const appends: AppendRequest[] = [];
@@ -50,16 +67,26 @@ port.on('message', (first: SqliteRequest) => {
       appends.push(request);
       inputs += request.inputs.length;
     }
-    if (appends.length === 0) {
-      out.push(answer(requests[i++]!));
+    if (appends.length > 0) {
+      // An append may wait for the lock: what is answered goes back first.
+      post(out);
+      appendAll(appends, out);
       continue;
     }
-    // An append may wait for the lock: what is answered goes back first.
-    post(out);
-    appendAll(appends, out);
+    const request = requests[i++]!;
+    if (request.op === 'listen') {
+      const { id } = request;
+      socket ??= new WriterSocket(serveAll);
+      socket.listen(request.path).then(
+        () => post([{ id, value: undefined, ms: 0 }]),
+        (error: unknown) => post([failed(id, error)]),
+      );
+    } else {
+      out.push(answer(request));
+    }
   }
   post(out);
-});
+}
 
 /** Sends the replies in `out` in one message, and empties it. */
 function post(out: SqliteReply[]): void {
@@ -149,6 +176,8 @@ function run(request: SqliteRequest): unknown {
     return undefined;
   }
   if (request.op === 'close') {
+    socket?.close();
+    socket = undefined;
     file?.close();
     file = undefined;
     return undefined;
@@ -171,5 +200,7 @@ function run(request: SqliteRequest): unknown {
       return file.dataVersion();
     case 'ping':
       return file.ping();
+    case 'listen':
+      throw new Error('listen is served by serveAll');
   }
 }

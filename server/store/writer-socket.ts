@@ -1,0 +1,190 @@
+/**
+ * The socket of the cluster's one SQLite writer (docs/design.md, "One
+ * writer for the cluster"). In cluster mode the writer thread, in the
+ * primary, listens on a Unix socket of its own (a named pipe on Windows),
+ * and each worker sends its writes straight to it (`cluster-writer.ts`).
+ * The primary's event loop is not on the send path: a send crosses the
+ * worker's loop and the writer thread, as in one process, not the
+ * primary's loop twice more.
+ *
+ * The frames are JSON lines (`json-lines.ts`). A worker's first frame,
+ * `{ op: 'hello', id, relay }`, says whether it wants the relay, and is
+ * answered once it is registered: every commit after that answer is
+ * relayed to it. Its calls follow, with ids of its own. Back comes one
+ * frame per turn, `{ replies, messages }`: the answers to its calls, and,
+ * when it asked for the relay, the messages that the other workers' calls
+ * committed, in commit order.
+ *
+ * The calls that came in one turn of this thread's loop, whoever sent
+ * them, are served together (`Serve`, the thread's group commit), so two
+ * workers' senders share one transaction and one fsync.
+ */
+import { rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { readFrames, writeFrame } from './json-lines.ts';
+import type { SqliteReply, SqliteRequest } from './sqlite-thread.ts';
+import type { AppendResult, Message } from './store.ts';
+
+/** Serves a run of calls; replies go out through `post`, which empties the array it is given. */
+export type Serve = (requests: SqliteRequest[], post: (out: SqliteReply[]) => void) => void;
+
+/** What a worker may ask here. Opening and closing the file, and listening, are the primary's. */
+const WORKER_OPS: ReadonlySet<string> = new Set(['append', 'prune', 'ping']);
+
+/** A call longer than this is broken: far past the largest append the chat accepts. */
+const MAX_FRAME_CHARS = 8 * 1024 * 1024;
+
+/**
+ * A worker that leaves this much of its frames unread (frozen, swapped out)
+ * is cut off rather than buffered for: it reconnects, and its store watch
+ * finds what it missed.
+ */
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+
+/** A call in the run: whose it is, and its id and op as the worker sent them. */
+interface Route {
+  peer: Peer;
+  id: number;
+  op: string;
+}
+
+/** A worker's end, as this thread sees it. */
+interface Peer {
+  socket: Socket;
+  /** Its first frame came. */
+  greeted: boolean;
+  relay: boolean;
+  replies: SqliteReply[];
+  messages: Message[];
+}
+
+export class WriterSocket {
+  readonly #peers = new Set<Peer>();
+  #server: Server | undefined;
+  #path: string | undefined;
+  #listening: Promise<void> | undefined;
+  #queue: Array<[Peer, SqliteRequest]> = [];
+  #scheduled = false;
+  #nextId = 0;
+
+  constructor(private readonly serve: Serve) {}
+
+  /** Listens on `path` (once: asked again, it says when the first listen did). */
+  listen(path: string): Promise<void> {
+    if (this.#listening) {
+      return this.#path === path
+        ? this.#listening
+        : Promise.reject(new Error(`the writer already listens on ${this.#path}`));
+    }
+    this.#path = path;
+    // A socket file left by a thread that died: the folder is the primary's own.
+    if (process.platform !== 'win32') rmSync(path, { force: true });
+    const server = createServer((socket) => this.#accept(socket));
+    this.#server = server;
+    this.#listening = new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#listening.catch(() => {
+      this.#listening = undefined;
+      this.#server = undefined;
+    });
+    return this.#listening;
+  }
+
+  /** Stops listening and cuts every worker off. */
+  close(): void {
+    this.#server?.close();
+    this.#server = undefined;
+    this.#listening = undefined;
+    for (const peer of this.#peers) peer.socket.destroy();
+    this.#peers.clear();
+  }
+
+  #accept(socket: Socket): void {
+    const peer: Peer = { socket, greeted: false, relay: false, replies: [], messages: [] };
+    this.#peers.add(peer);
+    socket.on('close', () => this.#peers.delete(peer));
+    socket.on('error', () => {}); // Closed next: the worker reconnects.
+    readFrames(socket, (frame) => this.#onFrame(peer, frame), MAX_FRAME_CHARS);
+  }
+
+  #onFrame(peer: Peer, frame: unknown): void {
+    if (!peer.greeted) {
+      const hello = frame as { op?: unknown; id?: unknown; relay?: unknown } | null;
+      if (hello?.op !== 'hello' || typeof hello.id !== 'number') {
+        peer.socket.destroy(new Error('a worker that did not say hello'));
+        return;
+      }
+      peer.greeted = true;
+      peer.relay = hello.relay === true;
+      peer.replies.push({ id: hello.id, value: undefined, ms: 0 });
+      this.#flush();
+      return;
+    }
+    const request = frame as SqliteRequest;
+    if (typeof request?.id !== 'number' || !WORKER_OPS.has(request.op)) {
+      peer.socket.destroy(new Error('a call a worker may not make'));
+      return;
+    }
+    this.#queue.push([peer, request]);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // After this turn's reads: every worker whose calls came meanwhile is in the run.
+    setImmediate(() => this.#drain());
+  }
+
+  #drain(): void {
+    this.#scheduled = false;
+    const queue = this.#queue;
+    this.#queue = [];
+    // The workers' ids may clash: each call runs under one of this thread's, and is answered under its own.
+    const routes = new Map<number, Route>();
+    const requests = queue.map(([peer, request]) => {
+      const id = ++this.#nextId;
+      routes.set(id, { peer, id: request.id, op: request.op });
+      request.id = id;
+      return request;
+    });
+    this.serve(requests, (out) => {
+      for (const reply of out.splice(0)) {
+        const route = routes.get(reply.id);
+        if (!route || route.peer.socket.destroyed) continue;
+        const { peer } = route;
+        reply.id = route.id;
+        peer.replies.push(reply);
+        if (peer.relay && route.op === 'append' && !reply.error) {
+          this.#relay(peer, reply.value as AppendResult[]);
+        }
+      }
+      this.#flush();
+    });
+  }
+
+  #relay(from: Peer, results: readonly AppendResult[]): void {
+    for (const peer of this.#peers) {
+      if (peer === from || !peer.relay) continue;
+      for (const result of results) if (result.created) peer.messages.push(result.message);
+    }
+  }
+
+  /** One frame to each worker that has news. */
+  #flush(): void {
+    for (const peer of this.#peers) {
+      if (peer.replies.length === 0 && peer.messages.length === 0) continue;
+      if (peer.socket.writableLength > MAX_UNREAD_BYTES) {
+        peer.socket.destroy();
+        continue;
+      }
+      const frame: { replies?: SqliteReply[]; messages?: Message[] } = {};
+      if (peer.replies.length > 0) frame.replies = peer.replies;
+      if (peer.messages.length > 0) frame.messages = peer.messages;
+      writeFrame(peer.socket, frame);
+      peer.replies = [];
+      peer.messages = [];
+    }
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The cluster's one SQLite writer, in one process: two workers' ends
+ * (`ClusterWriter`) and the primary's (`ClusterWriters`), with a real
+ * writer thread, its real socket and a real file. Only node:cluster's IPC
+ * channel is played by an event emitter here, which carries each message
+ * as JSON, as Node's channel does: the channel itself runs in
+ * test/cluster/sqlite-writer.test.ts, with real workers.
+ */
+import type { Worker } from 'node:cluster';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ClusterWriter,
+  ClusterWriters,
+  StoreRelay,
+  type WriterReplies,
+} from '../../server/store/cluster-writer.ts';
+import { type Message, StoreUnavailableError } from '../../server/store/store.ts';
+
+const OPTIONS = { synchronous: 'FULL' as const };
+
+/** One worker's IPC channel to the primary, as the two ends see it. */
+class Channel extends EventEmitter {
+  connected = true;
+  /** The primary's view of this worker: what it sends arrives here. */
+  readonly worker: Worker;
+  /** The socket paths the primary answered with. */
+  readonly paths: string[] = [];
+
+  constructor(writers: ClusterWriters) {
+    super();
+    const toWorker = (message: unknown) => {
+      const copy = JSON.parse(JSON.stringify(message)) as WriterReplies;
+      for (const reply of copy.replies) {
+        const socket = (reply as { value?: { socket?: string } }).value?.socket;
+        if (socket) this.paths.push(socket);
+      }
+      setImmediate(() => this.emit('message', copy));
+      return true;
+    };
+    this.worker = { send: toWorker, isConnected: () => this.connected } as unknown as Worker;
+    this.send = (message: unknown) => {
+      const copy = JSON.parse(JSON.stringify(message));
+      setImmediate(() => writers.serve(this.worker, copy));
+      return true;
+    };
+  }
+
+  send: (message: unknown) => boolean;
+}
+
+let dir: string;
+let file: string;
+let writers: ClusterWriters;
+const opened: ClusterWriter[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'chat-cluster-writer-'));
+  file = join(dir, 'chat.sqlite');
+  writers = new ClusterWriters();
+});
+
+afterEach(async () => {
+  for (const writer of opened.splice(0)) await writer.close();
+  await writers.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function worker(relay: StoreRelay | undefined) {
+  const channel = new Channel(writers);
+  const writer = new ClusterWriter(file, OPTIONS, relay, channel);
+  opened.push(writer);
+  await writer.opened();
+  return { writer, channel };
+}
+
+function relayed(relay: StoreRelay): Message[] {
+  const seen: Message[] = [];
+  relay.on((messages) => seen.push(...messages));
+  return seen;
+}
+
+const soon = () => Date.now() + 5_000;
+
+async function append(writer: ClusterWriter, room: string, text: string) {
+  const [result] = await writer.request(
+    { op: 'append', inputs: [{ room, nickname: 'n', text }] },
+    soon(),
+  );
+  return result!;
+}
+
+/** Waits until `seen` holds `count` messages (each relay frame is an event). */
+async function until(seen: Message[], count: number): Promise<void> {
+  while (seen.length < count) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('the cluster writer', () => {
+  it('commits both workers’ appends with dense ids, and relays each to the other worker only', async () => {
+    const relayA = new StoreRelay();
+    const relayB = new StoreRelay();
+    const seenA = relayed(relayA);
+    const seenB = relayed(relayB);
+    const a = await worker(relayA);
+    const b = await worker(relayB);
+    const sent = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        append(i % 2 === 0 ? a.writer : b.writer, 'r', `m${i}`).then((result) => ({
+          from: i % 2 === 0 ? 'a' : 'b',
+          result,
+        })),
+      ),
+    );
+    const ids = sent.map((s) => s.result.message.id).sort((x, y) => x - y);
+    expect(ids).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(sent.every((s) => s.result.created)).toBe(true);
+    const idsFrom = (who: string) =>
+      sent
+        .filter((s) => s.from === who)
+        .map((s) => s.result.message.id)
+        .sort((x, y) => x - y);
+    await until(seenA, 10);
+    await until(seenB, 10);
+    // In commit order, and never one's own.
+    expect(seenA.map((m) => m.id)).toEqual(idsFrom('b'));
+    expect(seenB.map((m) => m.id)).toEqual(idsFrom('a'));
+  });
+
+  it('relays the messages of a worker that did not ask for the relay (its bus is Redis) to nobody', async () => {
+    const relayA = new StoreRelay();
+    const seenA = relayed(relayA);
+    const a = await worker(relayA);
+    const b = await worker(undefined);
+    await append(b.writer, 'r', 'from b');
+    await append(a.writer, 'r', 'from a');
+    // A relay of b's message to a would have come on a's socket before a's own reply.
+    expect(seenA).toEqual([]);
+  });
+
+  it('listens in a folder only its own user may enter', async () => {
+    if (process.platform === 'win32') return;
+    const { channel } = await worker(undefined);
+    const path = channel.paths[0]!;
+    expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
+    await writers.close();
+    expect(() => statSync(dirname(path))).toThrow();
+  });
+
+  it('cuts off a worker that asks for what only the primary may, and serves it again on its next call', async () => {
+    const a = await worker(undefined);
+    await expect(a.writer.request({ op: 'open', file, options: OPTIONS }, soon())).rejects.toThrow(
+      StoreUnavailableError,
+    );
+    const after = await append(a.writer, 'r', 'again');
+    expect(after.message.id).toBe(1);
+    expect(a.channel.paths).toHaveLength(2);
+  });
+
+  it('fails the calls as unavailable once the writer is closed, without waiting for their deadline', async () => {
+    const a = await worker(undefined);
+    await append(a.writer, 'r', 'before');
+    await writers.close();
+    const started = Date.now();
+    await expect(
+      a.writer.request(
+        { op: 'append', inputs: [{ room: 'r', nickname: 'n', text: 'after' }] },
+        Date.now() + 30_000,
+      ),
+    ).rejects.toThrow(StoreUnavailableError);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
