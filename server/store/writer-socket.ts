@@ -152,13 +152,15 @@ export class WriterSocket {
     this.serve(requests, (out) => {
       for (const reply of out.splice(0)) {
         const route = routes.get(reply.id);
-        if (!route || route.peer.socket.destroyed) continue;
+        if (!route) continue;
         const { peer } = route;
-        reply.id = route.id;
-        peer.replies.push(reply);
+        // Relayed even when its worker is gone: the others must not miss what it committed.
         if (peer.relay && route.op === 'append' && !reply.error) {
           this.#relay(peer, reply.value as AppendResult[]);
         }
+        if (peer.socket.destroyed) continue;
+        reply.id = route.id;
+        peer.replies.push(reply);
       }
       this.#flush();
     });
