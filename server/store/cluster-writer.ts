@@ -348,7 +348,9 @@ export class ClusterWriters {
       // A named pipe has no folder to guard it: an unguessable name instead.
       return `\\\\.\\pipe\\lpchat-${process.pid}-${name}-${randomBytes(16).toString('hex')}`;
     }
-    this.#folder ??= mkdtempSync(join(tmpdir(), 'lpchat-'));
+    // A socket's path has room for about 100 bytes: a long TMPDIR (macOS) falls back to /tmp.
+    const base = Buffer.byteLength(tmpdir()) > 64 ? '/tmp' : tmpdir();
+    this.#folder ??= mkdtempSync(join(base, 'lpchat-'));
     return join(this.#folder, `${name}.sock`);
   }
 }
