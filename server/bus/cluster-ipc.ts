@@ -15,7 +15,7 @@
  * - `shutdown`: the primary asks a worker to stop gracefully.
  */
 import type { ChatListening } from '../process/listening.ts';
-import type { WriterCall, WriterReplies } from '../store/cluster-writer.ts';
+import type { SqliteCall, SqliteReply } from '../store/sqlite-thread.ts';
 import type { Message } from '../store/store.ts';
 import type { BusEvent } from './bus.ts';
 
@@ -33,6 +33,20 @@ export interface PresenceBatch {
   leaves: Array<[string, string]>;
   /** Rooms whose shared count the worker wants back. */
   rooms: string[];
+}
+
+/** A worker's call to the primary: open its SQLite file's writer, and say where it listens. */
+export interface WriterCall {
+  lpchat: 'sqlite';
+  id: number;
+  call: Extract<SqliteCall, { op: 'open' }>;
+  deadline: number;
+}
+
+/** The primary's answer; an `open`'s value is `{ socket }`, the writer's path. */
+export interface WriterReplies {
+  lpchat: 'sqlite-replies';
+  replies: SqliteReply[];
 }
 
 export type ChatIpc =

@@ -33,7 +33,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type IpcEndpoint, sendIpc } from '../bus/cluster-ipc.ts';
+import {
+  type IpcEndpoint,
+  sendIpc,
+  type WriterCall,
+  type WriterReplies,
+} from '../bus/cluster-ipc.ts';
 import { readFrames, writeFrame } from './json-lines.ts';
 import type { SqliteFileOptions } from './sqlite-file.ts';
 import type { SqliteWriter } from './sqlite-store.ts';
@@ -54,20 +59,6 @@ const LATE_MS = 1_000;
 const OPEN_MS = 30_000;
 /** A frame from the writer longer than this is broken (a reply carries at most one page of messages). */
 const MAX_FRAME_CHARS = 64 * 1024 * 1024;
-
-/** A worker's call, by IPC, to the primary: open the file, and say where the writer listens. */
-export interface WriterCall {
-  lpchat: 'sqlite';
-  id: number;
-  call: Extract<SqliteCall, { op: 'open' }>;
-  deadline: number;
-}
-
-/** The primary's answer, by IPC; an `open`'s value is `{ socket }`, the writer's path. */
-export interface WriterReplies {
-  lpchat: 'sqlite-replies';
-  replies: SqliteReply[];
-}
 
 /** What the writer sends a worker on the socket, once a turn (`writer-socket.ts`). */
 interface WriterFrame {

@@ -12,12 +12,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ClusterWriter,
-  ClusterWriters,
-  StoreRelay,
-  type WriterReplies,
-} from '../../server/store/cluster-writer.ts';
+import type { WriterReplies } from '../../server/bus/cluster-ipc.ts';
+import { ClusterWriter, ClusterWriters, StoreRelay } from '../../server/store/cluster-writer.ts';
 import { type Message, StoreUnavailableError } from '../../server/store/store.ts';
 
 const OPTIONS = { synchronous: 'FULL' as const };
