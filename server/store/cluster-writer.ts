@@ -59,6 +59,12 @@ const LATE_MS = 1_000;
 const OPEN_MS = 30_000;
 /** A frame from the writer longer than this is broken (a reply carries at most one page of messages). */
 const MAX_FRAME_CHARS = 64 * 1024 * 1024;
+/**
+ * Calls written that the writer has not read, at most: past it (a primary
+ * frozen for long, while sends keep coming and failing) the socket is
+ * dropped rather than grown, and the next call connects again.
+ */
+export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 
 /** What the writer sends a worker on the socket, once a turn (`writer-socket.ts`). */
 interface WriterFrame {
@@ -104,6 +110,8 @@ export class ClusterWriter implements SqliteWriter {
   /** The connected socket to the writer, while there is one or one is being made. */
   #link: Promise<Socket> | undefined;
   #socket: Socket | undefined;
+  /** Sockets given up on: their calls have failed, and their late close changes nothing. */
+  readonly #dropped = new WeakSet<Socket>();
   #opened: Promise<void> | undefined;
   #nextId = 0;
   #lastRunMs = 0;
@@ -114,8 +122,8 @@ export class ClusterWriter implements SqliteWriter {
     for (const reply of message.replies) this.#onReply(reply);
   };
   readonly #onDisconnect = (): void => {
-    this.#socket?.destroy();
-    this.#failAll('the cluster primary is gone');
+    if (this.#socket) this.#drop(this.#socket, 'the cluster primary is gone');
+    else this.#failAll('the cluster primary is gone');
   };
 
   /** `relay`: the writer is to send this worker the other workers' messages, which go there. */
@@ -145,8 +153,11 @@ export class ClusterWriter implements SqliteWriter {
       settleBy ? 0 : LATE_MS,
     );
     const socket = this.#socket;
-    if (socket) writeFrame(socket, { ...call, id, deadline });
-    else {
+    if (socket && socket.writableLength > MAX_UNSENT_BYTES) {
+      this.#drop(socket, 'the cluster writer has not read its calls');
+    } else if (socket) {
+      writeFrame(socket, { ...call, id, deadline });
+    } else {
       this.#linked().then(
         (linked) => {
           if (this.#pending.has(id)) writeFrame(linked, { ...call, id, deadline });
@@ -180,17 +191,19 @@ export class ClusterWriter implements SqliteWriter {
     this.#closed = true;
     this.channel.off('message', this.#onIpc);
     this.channel.off('disconnect', this.#onDisconnect);
-    this.#socket?.destroy();
+    if (this.#socket) this.#drop(this.#socket, 'SQLite is closed');
     this.#failAll('SQLite is closed');
   }
 
   /** The socket to the writer: the one there is, or a new one, after asking the primary to open. */
   #linked(): Promise<Socket> {
-    this.#link ??= this.#connect().catch((error: unknown) => {
-      this.#link = undefined;
+    if (this.#link) return this.#link;
+    const link = this.#connect().catch((error: unknown) => {
+      if (this.#link === link) this.#link = undefined;
       throw error;
     });
-    return this.#link;
+    this.#link = link;
+    return link;
   }
 
   async #connect(): Promise<Socket> {
@@ -216,11 +229,7 @@ export class ClusterWriter implements SqliteWriter {
     socket.unref();
     socket.setNoDelay(true);
     socket.on('error', () => {}); // Closed next.
-    socket.on('close', () => {
-      if (this.#socket === socket) this.#socket = undefined;
-      this.#link = undefined;
-      this.#failAll('the cluster writer closed its socket');
-    });
+    socket.on('close', () => this.#drop(socket, 'the cluster writer closed its socket'));
     readFrames(socket, (frame) => this.#onFrame(frame as WriterFrame), MAX_FRAME_CHARS);
     // Answered once the writer has this worker down for the relay: no later commit misses it.
     const hello = ++this.#nextId;
@@ -229,6 +238,16 @@ export class ClusterWriter implements SqliteWriter {
     await greeted;
     this.#socket = socket;
     return socket;
+  }
+
+  /** Gives `socket` up, once: every call waiting fails as unavailable, and the next call connects anew. */
+  #drop(socket: Socket, why: string): void {
+    if (this.#dropped.has(socket)) return;
+    this.#dropped.add(socket);
+    if (this.#socket === socket) this.#socket = undefined;
+    this.#link = undefined;
+    socket.destroy();
+    this.#failAll(why);
   }
 
   #onFrame(frame: WriterFrame): void {

@@ -7,13 +7,19 @@
  * test/cluster/sqlite-writer.test.ts, with real workers.
  */
 import type { Worker } from 'node:cluster';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WriterReplies } from '../../server/bus/cluster-ipc.ts';
-import { ClusterWriter, ClusterWriters, StoreRelay } from '../../server/store/cluster-writer.ts';
+import {
+  ClusterWriter,
+  ClusterWriters,
+  MAX_UNSENT_BYTES,
+  StoreRelay,
+} from '../../server/store/cluster-writer.ts';
 import { type Message, StoreUnavailableError } from '../../server/store/store.ts';
 
 const OPTIONS = { synchronous: 'FULL' as const };
@@ -26,7 +32,7 @@ class Channel extends EventEmitter {
   /** The socket paths the primary answered with. */
   readonly paths: string[] = [];
 
-  constructor(writers: ClusterWriters) {
+  constructor(writers: Pick<ClusterWriters, 'serve'>) {
     super();
     const toWorker = (message: unknown) => {
       const copy = JSON.parse(JSON.stringify(message)) as WriterReplies;
@@ -167,5 +173,55 @@ describe('the cluster writer', () => {
       ),
     ).rejects.toThrow(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('drops a socket whose writer stopped reading (a frozen primary) rather than buffer calls for it', async () => {
+    // A writer that answers the hello, then reads nothing more.
+    const path = join(dir, 'stalled.sock');
+    const connections: Socket[] = [];
+    const stalled = createServer((socket) => {
+      connections.push(socket);
+      socket.once('data', (hello) => {
+        const { id } = JSON.parse(hello.toString().split('\n')[0]!) as { id: number };
+        socket.write(`${JSON.stringify({ replies: [{ id, ms: 0 }] })}\n`);
+        socket.pause();
+      });
+    });
+    stalled.listen(path);
+    await once(stalled, 'listening');
+    const primary: Pick<ClusterWriters, 'serve'> = {
+      serve: (to, raw) =>
+        to.send({
+          lpchat: 'sqlite-replies',
+          replies: [{ id: raw.id, value: { socket: path }, ms: 0 }],
+        }),
+    };
+    const writer = new ClusterWriter(file, OPTIONS, undefined, new Channel(primary));
+    opened.push(writer);
+    await writer.opened();
+    const text = 'x'.repeat(4_000);
+    const errors: unknown[] = [];
+    let sent = 0;
+    while (errors.length === 0 && sent < 2 * (MAX_UNSENT_BYTES / text.length)) {
+      for (let i = 0; i < 100; i++, sent++) {
+        writer
+          .request(
+            { op: 'append', inputs: [{ room: 'r', nickname: 'n', text }] },
+            Date.now() + 60_000,
+          )
+          .catch((error: unknown) => errors.push(error));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(errors[0]).toBeInstanceOf(StoreUnavailableError);
+    expect((errors[0] as Error).message).toMatch(/has not read/);
+    // Every call written on it failed at once, not at its deadline a minute on.
+    expect(errors.length).toBeGreaterThan(MAX_UNSENT_BYTES / (text.length + 200));
+    expect(sent * text.length).toBeGreaterThan(MAX_UNSENT_BYTES);
+    // The worker closed its end: read on, and the writer's side comes to the end of it.
+    connections[0]!.resume();
+    await once(connections[0]!, 'close');
+    await writer.close();
+    stalled.close();
   });
 });
