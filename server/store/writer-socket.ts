@@ -22,7 +22,7 @@
 import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { readFrames, writeFrame } from './json-lines.ts';
-import type { SqliteReply, SqliteRequest } from './sqlite-thread.ts';
+import { failed, type SqliteReply, type SqliteRequest } from './sqlite-thread.ts';
 import type { AppendResult, Message } from './store.ts';
 
 /** Serves a run of calls; replies go out through `post`, which empties the array it is given. */
@@ -149,10 +149,11 @@ export class WriterSocket {
       request.id = id;
       return request;
     });
-    this.serve(requests, (out) => {
+    const post = (out: SqliteReply[]) => {
       for (const reply of out.splice(0)) {
         const route = routes.get(reply.id);
         if (!route) continue;
+        routes.delete(reply.id);
         const { peer } = route;
         // Relayed even when its worker is gone: the others must not miss what it committed.
         if (peer.relay && route.op === 'append' && !reply.error) {
@@ -163,7 +164,13 @@ export class WriterSocket {
         peer.replies.push(reply);
       }
       this.#flush();
-    });
+    };
+    try {
+      this.serve(requests, post);
+    } catch (error) {
+      // A call the thread could not even take apart (a worker's bug): its run fails, the thread lives on.
+      post([...routes.keys()].map((id) => failed(id, error)));
+    }
   }
 
   #relay(from: Peer, results: readonly AppendResult[]): void {

@@ -161,6 +161,17 @@ describe('the cluster writer', () => {
     expect(a.channel.paths).toHaveLength(2);
   });
 
+  it('fails a call it cannot take apart, and goes on serving', async () => {
+    const a = await worker(undefined);
+    const broken = { op: 'append', inputs: null } as unknown as Parameters<
+      ClusterWriter['request']
+    >[0];
+    await expect(a.writer.request(broken, soon())).rejects.toThrow();
+    const after = await append(a.writer, 'r', 'still here');
+    expect(after.message.id).toBe(1);
+    expect(a.channel.paths).toHaveLength(1);
+  });
+
   it('fails the calls as unavailable once the writer is closed, without waiting for their deadline', async () => {
     const a = await worker(undefined);
     await append(a.writer, 'r', 'before');
