@@ -43,6 +43,42 @@ const migrations: string[] = [
    ) WITHOUT ROWID;`,
 ];
 
+const COLUMNS = 'id, room, nickname, text, time';
+
+/**
+ * The statements, each prepared once per connection. `+?` in place of `?`
+ * is on purpose, where SQLite's planner would otherwise read the value
+ * bound: the equality beside `MIN`/`MAX`, which it weighs for a plan that
+ * does not use the index (`whereLoopOutputAdjust`), and a bound `LIMIT`.
+ * SQLite marks such a parameter so that a new value may get a new plan,
+ * and better-sqlite3 clears the bindings after every run
+ * (`sqlite3_clear_bindings`), which expires a marked statement: it was
+ * compiled again at every call, in the writer's thread at every append.
+ * The unary plus leaves the value and the comparison's affinity as they
+ * were (the column's), and the index is chosen as before: the plans do not
+ * depend on these values. `bench/sqlite-statements.ts` times each
+ * statement as written here against the same with plain `?`.
+ */
+export const SQL = {
+  byKey: `SELECT ${COLUMNS} FROM messages WHERE room = ? AND key = ?`,
+  lastId: 'SELECT COALESCE(MAX(id), 0) AS last FROM messages WHERE room = +?',
+  insert: 'INSERT INTO messages (room, id, nickname, text, time, key) VALUES (?, ?, ?, ?, ?, ?)',
+  after: `SELECT ${COLUMNS} FROM messages WHERE room = +? AND id > ? ORDER BY id LIMIT +?`,
+  before: `SELECT * FROM (
+     SELECT ${COLUMNS} FROM messages WHERE room = +? AND id < ? ORDER BY id DESC LIMIT +?
+   ) ORDER BY id`,
+  head: 'SELECT MAX(id) AS head FROM messages WHERE room = +?',
+  oldest: 'SELECT MIN(id) AS oldest FROM messages WHERE room = +?',
+  // The oldest rows by time (the index), grouped: how far each room has expired.
+  expired: `SELECT room, MAX(id) AS through FROM (
+     SELECT room, id FROM messages WHERE time < ? ORDER BY time LIMIT +?
+   ) GROUP BY room`,
+  delete: 'DELETE FROM messages WHERE room = ? AND id <= ?',
+  notePruned: `INSERT INTO pruned (room, through) VALUES (?, ?)
+     ON CONFLICT (room) DO UPDATE SET through = MAX(through, excluded.through)`,
+  pruned: 'SELECT through FROM pruned WHERE room = ?',
+} as const;
+
 /** How long opening and migrating may wait for another process's write lock. */
 const OPEN_BUSY_MS = 5_000;
 /** How far past a call's own deadline its wait for the lock may end (`#setBusy`). */
@@ -156,37 +192,18 @@ export class SqliteFile {
         this.#db.pragma(`max_page_count = ${pages}`);
       }
     }
-    const columns = 'id, room, nickname, text, time';
-    this.#byKey = this.#db.prepare(`SELECT ${columns} FROM messages WHERE room = ? AND key = ?`);
-    this.#lastId = this.#db.prepare(
-      'SELECT COALESCE(MAX(id), 0) AS last FROM messages WHERE room = ?',
-    );
-    this.#insert = this.#db.prepare(
-      'INSERT INTO messages (room, id, nickname, text, time, key) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    this.#after = this.#db.prepare(
-      `SELECT ${columns} FROM messages WHERE room = ? AND id > ? ORDER BY id LIMIT ?`,
-    );
-    this.#before = this.#db.prepare(
-      `SELECT * FROM (
-         SELECT ${columns} FROM messages WHERE room = ? AND id < ? ORDER BY id DESC LIMIT ?
-       ) ORDER BY id`,
-    );
-    this.#head = this.#db.prepare('SELECT MAX(id) AS head FROM messages WHERE room = ?');
+    this.#byKey = this.#db.prepare(SQL.byKey);
+    this.#lastId = this.#db.prepare(SQL.lastId);
+    this.#insert = this.#db.prepare(SQL.insert);
+    this.#after = this.#db.prepare(SQL.after);
+    this.#before = this.#db.prepare(SQL.before);
+    this.#head = this.#db.prepare(SQL.head);
     this.#append = this.#db.transaction((inputs, deadline) => this.#appendIn(inputs, deadline));
-    this.#oldest = this.#db.prepare('SELECT MIN(id) AS oldest FROM messages WHERE room = ?');
-    // The oldest rows by time (the index), grouped: how far each room has expired.
-    this.#expired = this.#db.prepare(
-      `SELECT room, MAX(id) AS through FROM (
-         SELECT room, id FROM messages WHERE time < ? ORDER BY time LIMIT ?
-       ) GROUP BY room`,
-    );
-    this.#delete = this.#db.prepare('DELETE FROM messages WHERE room = ? AND id <= ?');
-    this.#notePruned = this.#db.prepare(
-      `INSERT INTO pruned (room, through) VALUES (?, ?)
-       ON CONFLICT (room) DO UPDATE SET through = MAX(through, excluded.through)`,
-    );
-    this.#pruned = this.#db.prepare('SELECT through FROM pruned WHERE room = ?');
+    this.#oldest = this.#db.prepare(SQL.oldest);
+    this.#expired = this.#db.prepare(SQL.expired);
+    this.#delete = this.#db.prepare(SQL.delete);
+    this.#notePruned = this.#db.prepare(SQL.notePruned);
+    this.#pruned = this.#db.prepare(SQL.pruned);
     this.#prune = this.#db.transaction((policy) => this.#pruneIn(policy));
   }
 
