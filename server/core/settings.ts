@@ -359,6 +359,13 @@ export const settings = {
     max: 1_000,
     doc: "a busy room's waiting polls are answered at most this often, each answer with every message since (fewer answers per message); 0: every turn of the event loop",
   }),
+  relayBatchMs: int({
+    env: 'RELAY_BATCH_MS',
+    default: 3,
+    min: 0,
+    max: 1_000,
+    doc: "in cluster mode on SQLite, the writer hands each worker the messages the other workers committed at most this often, all since in one go (fewer wakes of every worker); the first after a quiet spell goes at once, and so does any with the worker's own acknowledgements; 0: at each commit",
+  }),
   pollParkQuietMs: zeroIsOff(
     int({
       env: 'POLL_PARK_QUIET_MS',

@@ -117,6 +117,7 @@ export function runPrimary(
         | 'presenceTagSecret'
         | 'presenceClientsPerAddress'
         | 'peopleListedPerAddress'
+        | 'relayBatchMs'
       >
     >,
   log: Log,
@@ -147,7 +148,9 @@ export function runPrimary(
     givenUp: false,
   }));
   const slotOf = new Map<Worker, Slot>();
-  const writers = new ClusterWriters();
+  const writers = new ClusterWriters({
+    relayBatchMs: config.relayBatchMs ?? defaults.relayBatchMs,
+  });
   let stopping = false;
   let stopAt = 0;
   /** Each slot's worker that has said it listens, until every one has: then `onListening`, once. */

@@ -310,9 +310,15 @@ function unavailable(error: unknown): unknown {
  */
 export class ClusterWriters {
   readonly #threads = new Map<string, { thread: SqliteThread; path: string }>();
+  readonly #relayBatchMs: number;
   /** The folder of the sockets, the primary's own (mode 0700): no other user can connect. */
   #folder: string | undefined;
   #closed = false;
+
+  /** `relayBatchMs`: others' messages go to a worker at most this often (`RELAY_BATCH_MS`). */
+  constructor(options: { relayBatchMs?: number } = {}) {
+    this.#relayBatchMs = options.relayBatchMs ?? 0;
+  }
 
   /** A worker's `open`: the file's writer is started and listening, and the worker is told where. */
   serve(from: Worker, raw: WriterCall): void {
@@ -348,7 +354,10 @@ export class ClusterWriters {
     }
     // Both start the thread again if it died: the file reopened, the socket listened on again.
     await writer.thread.opened();
-    await writer.thread.request({ op: 'listen', path: writer.path }, Date.now() + OPEN_MS);
+    await writer.thread.request(
+      { op: 'listen', path: writer.path, relayBatchMs: this.#relayBatchMs },
+      Date.now() + OPEN_MS,
+    );
     return writer.path;
   }
 

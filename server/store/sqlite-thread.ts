@@ -42,8 +42,11 @@ export type SqliteCall =
   | { op: 'pruned'; room: string }
   | { op: 'dataVersion' }
   | { op: 'ping' }
-  /** The cluster's writer: serve the workers on a socket at `path` too (`writer-socket.ts`). */
-  | { op: 'listen'; path: string };
+  /**
+   * The cluster's writer: serve the workers on a socket at `path` too
+   * (`writer-socket.ts`), relaying others' messages at most every `relayBatchMs`.
+   */
+  | { op: 'listen'; path: string; relayBatchMs?: number };
 
 /** What each operation answers. */
 export interface SqliteResults {

@@ -76,7 +76,7 @@ function serveAll(requests: SqliteRequest[], post: (out: SqliteReply[]) => void)
     const request = requests[i++]!;
     if (request.op === 'listen') {
       const { id } = request;
-      socket ??= new WriterSocket(serveAll);
+      socket ??= new WriterSocket(serveAll, { relayBatchMs: request.relayBatchMs });
       socket.listen(request.path).then(
         () => post([{ id, value: undefined, ms: 0 }]),
         (error: unknown) => post([failed(id, error)]),

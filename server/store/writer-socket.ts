@@ -18,6 +18,15 @@
  * The calls that came in one turn of this thread's loop, whoever sent
  * them, are served together (`Serve`, the thread's group commit), so two
  * workers' senders share one transaction and one fsync.
+ *
+ * The relay is batched as a busy room's answers are (`RELAY_BATCH_MS`): a
+ * frame that would carry only others' messages goes at once when the
+ * worker had none for that long, and otherwise waits out the rest of it,
+ * with whatever else commits meanwhile. So a worker is woken for the
+ * others' sends a few hundred times a second at most, not at each commit,
+ * and its busy rooms hold their answers for `DELIVERY_BATCH_MS` anyway.
+ * A frame with the worker's own replies goes at once, and carries what
+ * waited: nothing is held behind a worker's acknowledgements.
  */
 import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -56,6 +65,15 @@ interface Peer {
   relay: boolean;
   replies: SqliteReply[];
   messages: Message[];
+  /** When it was last sent others' messages (`performance.now()`). */
+  relayedAt: number;
+  /** Sends the messages that wait, at the end of the batch. */
+  relayTimer: NodeJS.Timeout | undefined;
+}
+
+export interface WriterSocketOptions {
+  /** Others' messages go to a worker at most this often, in milliseconds; 0: at each commit. */
+  relayBatchMs?: number;
 }
 
 export class WriterSocket {
@@ -67,7 +85,14 @@ export class WriterSocket {
   #scheduled = false;
   #nextId = 0;
 
-  constructor(private readonly serve: Serve) {}
+  readonly #relayBatchMs: number;
+
+  constructor(
+    private readonly serve: Serve,
+    options: WriterSocketOptions = {},
+  ) {
+    this.#relayBatchMs = options.relayBatchMs ?? 0;
+  }
 
   /** Listens on `path` (once: asked again, it says when the first listen did). */
   listen(path: string): Promise<void> {
@@ -100,14 +125,28 @@ export class WriterSocket {
     this.#server?.close();
     this.#server = undefined;
     this.#listening = undefined;
-    for (const peer of this.#peers) peer.socket.destroy();
+    for (const peer of this.#peers) {
+      clearTimeout(peer.relayTimer);
+      peer.socket.destroy();
+    }
     this.#peers.clear();
   }
 
   #accept(socket: Socket): void {
-    const peer: Peer = { socket, greeted: false, relay: false, replies: [], messages: [] };
+    const peer: Peer = {
+      socket,
+      greeted: false,
+      relay: false,
+      replies: [],
+      messages: [],
+      relayedAt: Number.NEGATIVE_INFINITY,
+      relayTimer: undefined,
+    };
     this.#peers.add(peer);
-    socket.on('close', () => this.#peers.delete(peer));
+    socket.on('close', () => {
+      clearTimeout(peer.relayTimer);
+      this.#peers.delete(peer);
+    });
     socket.on('error', () => {}); // Closed next: the worker reconnects.
     readFrames(socket, (frame) => this.#onFrame(peer, frame), MAX_FRAME_CHARS);
   }
@@ -180,17 +219,34 @@ export class WriterSocket {
     }
   }
 
-  /** One frame to each worker that has news. */
+  /** One frame to each worker that has news, but others' messages alone only once their batch is due. */
   #flush(): void {
+    const now = performance.now();
     for (const peer of this.#peers) {
       if (peer.replies.length === 0 && peer.messages.length === 0) continue;
+      if (peer.replies.length === 0) {
+        const wait = peer.relayedAt + this.#relayBatchMs - now;
+        if (wait > 0) {
+          peer.relayTimer ??= setTimeout(() => {
+            peer.relayTimer = undefined;
+            peer.relayedAt = Number.NEGATIVE_INFINITY;
+            this.#flush();
+          }, wait);
+          continue;
+        }
+      }
+      clearTimeout(peer.relayTimer);
+      peer.relayTimer = undefined;
       if (peer.socket.writableLength > MAX_UNREAD_BYTES) {
         peer.socket.destroy();
         continue;
       }
       const frame: { replies?: SqliteReply[]; messages?: Message[] } = {};
       if (peer.replies.length > 0) frame.replies = peer.replies;
-      if (peer.messages.length > 0) frame.messages = peer.messages;
+      if (peer.messages.length > 0) {
+        frame.messages = peer.messages;
+        peer.relayedAt = now;
+      }
       writeFrame(peer.socket, frame);
       peer.replies = [];
       peer.messages = [];

@@ -131,6 +131,39 @@ describe('the cluster writer', () => {
     expect(seenB.map((m) => m.id)).toEqual(idsFrom('a'));
   });
 
+  it('relays in batches: the first at once, then what commits within the batch in one frame', async () => {
+    await writers.close();
+    // Long enough that the two appends below commit within it on a slow machine.
+    writers = new ClusterWriters({ relayBatchMs: 1_000 });
+    const relayB = new StoreRelay();
+    const frames: number[][] = [];
+    relayB.on((messages) => frames.push(messages.map((m) => m.id)));
+    const a = await worker(new StoreRelay());
+    await worker(relayB);
+    const first = await append(a.writer, 'r', 'one');
+    const second = await append(a.writer, 'r', 'two');
+    const third = await append(a.writer, 'r', 'three');
+    while (frames.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    // At each commit it would have been three frames of one.
+    expect(frames).toEqual([[first.message.id], [second.message.id, third.message.id]]);
+  });
+
+  it('sends what waits for the batch with a worker’s own acknowledgement, at once', async () => {
+    await writers.close();
+    writers = new ClusterWriters({ relayBatchMs: 60_000 });
+    const relayB = new StoreRelay();
+    const seenB = relayed(relayB);
+    const a = await worker(new StoreRelay());
+    const b = await worker(relayB);
+    await append(a.writer, 'r', 'at once');
+    await until(seenB, 1);
+    // Within the batch: held for b, until b's own send is answered.
+    const held = await append(a.writer, 'r', 'held');
+    const own = await append(b.writer, 'r', 'own');
+    expect(seenB.map((m) => m.id)).toEqual([held.message.id - 1, held.message.id]);
+    expect(own.message.id).toBe(held.message.id + 1);
+  });
+
   it('relays the messages of a worker that did not ask for the relay (its bus is Redis) to nobody', async () => {
     const relayA = new StoreRelay();
     const seenA = relayed(relayA);
