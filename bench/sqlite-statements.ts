@@ -51,7 +51,8 @@ for (let i = 0; i < rows; i++) {
 store.close();
 
 const db = new Database(file, { readonly: true });
-const someTimeAgo = new Date(Date.now() + 60_000).toISOString();
+// Later than every row: the prune's scan finds rows to expire (at most its LIMIT).
+const later = new Date(Date.now() + 60_000).toISOString();
 /** The read statements, with the arguments a poll, a page of history or a prune gives them. */
 const reads: Partial<Record<keyof typeof SQL, unknown[]>> = {
   byKey: ['lobby', 'k3'],
@@ -60,7 +61,7 @@ const reads: Partial<Record<keyof typeof SQL, unknown[]>> = {
   before: ['lobby', 20, 10],
   head: ['lobby'],
   oldest: ['lobby'],
-  expired: [someTimeAgo, 5],
+  expired: [later, 5],
   pruned: ['lobby'],
 };
 
